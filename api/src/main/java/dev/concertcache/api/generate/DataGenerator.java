@@ -51,16 +51,15 @@ public class DataGenerator {
 		try (Connection connection = this.dataSource.getConnection()) {
 			connection.setAutoCommit(false);
 			try (Statement statement = connection.createStatement()) {
+				if (!replace && hasRows(statement)) {
+					throw new IllegalStateException(
+							"The database already has concerts: set concert-cache.generate.replace=true to replace them");
+				}
 				// The rows are generated consistent; checking each one again costs a third of the load time.
-				statement.execute("SET foreign_key_checks = 0");
-				statement.execute("SET unique_checks = 0");
+				statement.execute("SET foreign_key_checks = 0, unique_checks = 0");
 				if (replace) {
 					statement.execute("DELETE FROM schedule");
 					statement.execute("DELETE FROM concert");
-				}
-				else if (hasRows(statement)) {
-					throw new IllegalStateException(
-							"The database already has concerts: set concert-cache.generate.replace=true to replace them");
 				}
 			}
 			try (PreparedStatement concert = connection.prepareStatement("""
@@ -108,6 +107,12 @@ public class DataGenerator {
 						logger.info(String.format("generated %,d of %,d concerts (%,d schedules) in %s", id, concerts,
 								schedules, elapsed(started)));
 					}
+				}
+			}
+			finally {
+				// The connection goes back to the pool: later statements on it must check constraints again.
+				try (Statement statement = connection.createStatement()) {
+					statement.execute("SET foreign_key_checks = 1, unique_checks = 1");
 				}
 			}
 			connection.commit();

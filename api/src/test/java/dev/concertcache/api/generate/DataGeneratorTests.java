@@ -1,5 +1,9 @@
 package dev.concertcache.api.generate;
 
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import dev.concertcache.api.ApiTestSupport;
@@ -37,6 +41,29 @@ class DataGeneratorTests extends ApiTestSupport {
 		assertThatIllegalStateException().isThrownBy(() -> generator.generate(10, 1, false))
 			.withMessageContaining("replace");
 		assertThat(count("concert")).isEqualTo(10);
+	}
+
+	@Test
+	void everyPooledConnectionChecksForeignKeysAfterwards() throws Exception {
+		new DataGenerator(this.dataSource).generate(10, 1, true);
+		List<Connection> held = new ArrayList<>();
+		try {
+			// Hold the whole pool, so the generator's connection is among those checked.
+			for (int i = 0; i < 10; i++) {
+				held.add(this.dataSource.getConnection());
+			}
+			for (Connection connection : held) {
+				try (var rs = connection.createStatement().executeQuery("SELECT @@foreign_key_checks")) {
+					rs.next();
+					assertThat(rs.getInt(1)).isEqualTo(1);
+				}
+			}
+		}
+		finally {
+			for (Connection connection : held) {
+				connection.close();
+			}
+		}
 	}
 
 	private long count(String table) {
