@@ -151,10 +151,14 @@ def run_promtool(document):
     return 0 if result.returncode == 0 else 1
 
 
-def api_get(base, path, params, timeout):
-    data = urllib.parse.urlencode(params, doseq=True).encode()
-    request = urllib.request.Request(base.rstrip("/") + path, data=data, method="POST",
-                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+def api_call(base, path, params, timeout, post=True):
+    """POST for queries (long expressions); GET where the endpoint accepts only GET (label values)."""
+    encoded = urllib.parse.urlencode(params, doseq=True)
+    if post:
+        request = urllib.request.Request(base.rstrip("/") + path, data=encoded.encode(), method="POST",
+                                         headers={"Content-Type": "application/x-www-form-urlencoded"})
+    else:
+        request = urllib.request.Request(base.rstrip("/") + path + "?" + encoded, method="GET")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             body = json.load(response)
@@ -171,12 +175,16 @@ def api_get(base, path, params, timeout):
 
 
 def evaluate(base, queries, exprs, variables, allow_empty, at, timeout):
+    _, error = api_call(base, "/api/v1/status/buildinfo", {}, timeout, post=False)
+    if error:
+        print(f"FAIL   Prometheus at {base} not reachable: {error}", file=sys.stderr)
+        return 1
     failed, with_data, empty_allowed = [], 0, 0
     for q in queries:
         params = {"query": exprs[q.name]}
         if at:
             params["time"] = at
-        data, error = api_get(base, "/api/v1/query", params, timeout)
+        data, error = api_call(base, "/api/v1/query", params, timeout)
         if error:
             failed.append(f"{q.name} ({q.title}): error {error}")
             continue
@@ -195,7 +203,8 @@ def evaluate(base, queries, exprs, variables, allow_empty, at, timeout):
         if not match:
             continue
         selector, label = match.groups()
-        data, error = api_get(base, f"/api/v1/label/{label}/values", {"match[]": selector}, timeout)
+        data, error = api_call(base, f"/api/v1/label/{label}/values", {"match[]": selector}, timeout,
+                               post=False)
         if error:
             failed.append(f"{board} variable ${var['name']}: error {error}")
         elif not data:
