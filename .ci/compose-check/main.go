@@ -270,23 +270,17 @@ func rel(root, path string) string {
 }
 
 // checkConditions reads the file as written: the loader turns the short form `depends_on: [db]` into
-// condition service_started, which would hide a dependency that does not wait for readiness.
+// condition service_started, which would hide a dependency that does not wait for readiness. (The long
+// form without a condition is a schema error, reported by the loader.)
 func checkConditions(service string, dependsOn any) []string {
-	switch deps := dependsOn.(type) {
+	switch dependsOn.(type) {
 	case nil:
 		return nil
 	case []any:
 		return []string{service + ": depends_on in short form; use `name: {condition: ...}`"}
 	case map[string]any:
-		var problems []string
-		for name, dep := range deps {
-			fields, ok := dep.(map[string]any)
-			if !ok || fields["condition"] == nil {
-				problems = append(problems, fmt.Sprintf("%s: depends_on %s has no condition", service, name))
-			}
-		}
-		sort.Strings(problems)
-		return problems
+		// Long form: the Compose schema already rejects an entry without condition.
+		return nil
 	default:
 		return []string{fmt.Sprintf("%s: unexpected depends_on %T", service, dependsOn)}
 	}
