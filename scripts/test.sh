@@ -4,5 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh redis-server mariadb-server
+scripts/install-deps.sh redis-server mariadb-server prometheus
 ./mvnw -B -ntp verify
+# compose.yaml cannot run here (no Docker engine): validate it with the compose-spec loader instead.
+bash .ci/compose-check/run.sh
+# Every dashboard expression parses (promtool); their data is checked against a live scrape elsewhere.
+python3 ops/grafana/check-dashboards.py --promtool
