@@ -1,0 +1,112 @@
+package dev.concertcache.api.dashboard;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.web.server.LocalManagementPort;
+
+import dev.concertcache.api.ApiTestSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The built-in dashboard is served by the management server only, and its page loads nothing from another
+ * host (ADR 0110). What it shows is tested in a real browser by {@code ops/dashboard}.
+ */
+class DashboardTests extends ApiTestSupport {
+
+	private static final List<String> ASSETS = List.of("/dashboard", "/dashboard/dashboard.js",
+			"/dashboard/dashboard.css");
+
+	private static final Pattern ABSOLUTE_URL = Pattern.compile("(?i)https?://([^/\\s\"'<>)`]*)");
+
+	private static final HttpClient http = HttpClient.newHttpClient();
+
+	@LocalManagementPort
+	int managementPort;
+
+	@Test
+	void pageIsServedOnTheManagementPort() throws Exception {
+		HttpResponse<String> page = management("/dashboard");
+		assertThat(page.statusCode()).isEqualTo(200);
+		assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html;charset=UTF-8");
+		assertThat(page.body()).contains("<script src=\"dashboard/dashboard.js\"")
+			.contains("<link rel=\"stylesheet\" href=\"dashboard/dashboard.css\">")
+			.contains("<meta name=\"metrics-path\" content=\"actuator/prometheus\">")
+			.contains("data-metric=\"hit-ratio-overall\"")
+			.contains("data-metric=\"requests-rate\"")
+			.contains("data-spark=\"hit-ratio-overall\"");
+	}
+
+	@Test
+	void assetsAreServedOnTheManagementPort() throws Exception {
+		HttpResponse<String> script = management("/dashboard/dashboard.js");
+		assertThat(script.statusCode()).isEqualTo(200);
+		assertThat(script.headers().firstValue("Content-Type")).hasValue("text/javascript;charset=UTF-8");
+		assertThat(script.body()).contains("function parseExposition");
+		HttpResponse<String> styles = management("/dashboard/dashboard.css");
+		assertThat(styles.statusCode()).isEqualTo(200);
+		assertThat(styles.headers().firstValue("Content-Type")).hasValue("text/css;charset=UTF-8");
+	}
+
+	@Test
+	void dashboardIsNotOnThePublicPort() {
+		for (String path : ASSETS) {
+			assertThat(get(path).status()).as(path).isEqualTo(404);
+		}
+		assertThat(get("/dashboard/").status()).isEqualTo(404);
+	}
+
+	@Test
+	void pageAndAssetsReferenceNoOtherHost() throws Exception {
+		for (String path : ASSETS) {
+			HttpResponse<String> asset = management(path);
+			Matcher url = ABSOLUTE_URL.matcher(asset.body());
+			while (url.find()) {
+				assertThat(url.group(1)).as("%s links to %s", path, url.group())
+					.matches("(localhost|127\\.0\\.0\\.1)(:\\d+)?");
+			}
+			assertThat(asset.body()).as(path).doesNotContainPattern("(?i)(src|href)\\s*=\\s*\"//")
+				.doesNotContainPattern("(?i)@import")
+				.doesNotContainPattern("(?i)url\\(\\s*['\"]?//");
+			assertThat(asset.headers().firstValue("Content-Security-Policy")).as(path)
+				.hasValueSatisfying((policy) -> assertThat(policy).contains("default-src 'none'")
+					.contains("script-src 'self'")
+					.contains("connect-src 'self'"));
+			assertThat(asset.headers().firstValue("X-Content-Type-Options")).as(path).hasValue("nosniff");
+		}
+	}
+
+	@Test
+	void trailingSlashRedirectsToThePage() throws Exception {
+		HttpResponse<String> response = management("/dashboard/");
+		assertThat(response.statusCode()).isEqualTo(301);
+		assertThat(response.headers().firstValue("Location")).hasValue("../dashboard");
+	}
+
+	@Test
+	void prometheusEndpointHasWhatThePageReads() throws Exception {
+		assertThat(get("/api/concerts?size=1").status()).isEqualTo(200);
+		HttpResponse<String> metrics = management("/actuator/prometheus");
+		assertThat(metrics.statusCode()).isEqualTo(200);
+		assertThat(metrics.body()).contains("http_server_requests_seconds_bucket{")
+			.contains("uri=\"/api/concerts\"")
+			.contains("http_server_requests_seconds_count{")
+			.contains("hikaricp_connections_pending{");
+	}
+
+	private HttpResponse<String> management(String path) throws IOException, InterruptedException {
+		return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).build(),
+				BodyHandlers.ofString());
+	}
+
+}
