@@ -547,16 +547,19 @@
       const value = metric.endsWith('-since-load') ? since[metric.slice(0, -'-since-load'.length)] : current[metric];
       show(output, value, metric);
     }
-    const now = latest.time;
+    // The x axis grows with the data until it spans the 5 minutes kept.
+    const axis = { from: Math.max(latest.time - HISTORY_MS, state.first.time), to: latest.time };
     for (const svg of document.querySelectorAll('svg[data-spark]')) {
       const names = svg.dataset.spark.split(',');
-      spark(svg, names.map((name) => state.series.get(name) || []), now, names[0].startsWith('hit-ratio') ? 1 : 0);
+      spark(svg, names.map((name) => state.series.get(name) || []), axis, names[0].startsWith('hit-ratio') ? 1 : 0);
     }
     table(document, 'caches', ['cache-lookups-rate', 'cache-hit-ratio-l1', 'cache-hit-ratio-l2',
       'cache-hit-ratio-overall', 'cache-hit-ratio-overall-since-load', 'cache-db-loads-rate',
-      'cache-stale-served-rate'], current.caches, since.caches, state.caches, now, 1);
+      'cache-stale-served-rate'], current.caches, since.caches, state.caches, axis, 1);
+    // Routes only once requested since load: writes or 404s from before the page opened are noise here.
     table(document, 'routes', ['route-requests-rate', 'route-latency-p95', 'route-latency-p99',
-      'route-errors-5xx-rate', 'route-requests-since-load'], current.routes, since.routes, state.routes, now, 0);
+      'route-errors-5xx-rate', 'route-requests-since-load'], current.routes,
+      since.routes.filter((row) => row['route-requests'] > 0), state.routes, axis, 0);
     const tiered = latest.present.has('tiered');
     document.body.dataset.tiered = tiered ? 'present' : 'absent';
     document.getElementById('tiered-note').textContent = !tiered
@@ -590,7 +593,7 @@
   }
 
   /** Rebuilds a table body: one row per cache or route seen since load, numbers over the window. */
-  function table(document, id, metrics, currentRows, sinceRows, seriesByName, now, ratioMax) {
+  function table(document, id, metrics, currentRows, sinceRows, seriesByName, axis, ratioMax) {
     const body = document.getElementById(id);
     const current = new Map(currentRows.map((row) => [row.name, row]));
     const since = new Map(sinceRows.map((row) => [row.name, row]));
@@ -621,7 +624,7 @@
       const trend = document.createElement('td');
       const svg = document.getElementById('spark-template').content.firstElementChild.cloneNode(true);
       svg.dataset.row = name;
-      spark(svg, [seriesByName.get(name) || []], now, ratioMax);
+      spark(svg, [seriesByName.get(name) || []], axis, ratioMax);
       trend.append(svg);
       tr.append(trend);
       rows.push(tr);
@@ -629,10 +632,19 @@
     if (rows.length > 0) {
       body.replaceChildren(...rows);
     }
+    else if (!body.querySelector('.empty')) {
+      const tr = document.createElement('tr');
+      const td = document.createElement('td');
+      tr.className = 'empty';
+      td.colSpan = metrics.length + 2;
+      td.textContent = ABSENT;
+      tr.append(td);
+      body.replaceChildren(tr);
+    }
   }
 
-  /** Draws each series as one path over the last 5 minutes, with gaps where a value was null. */
-  function spark(svg, seriesList, now, fixedMax) {
+  /** Draws each series as one path over the axis' time span, with gaps where a value was null. */
+  function spark(svg, seriesList, axis, fixedMax) {
     const box = svg.viewBox.baseVal;
     const width = box.width;
     const height = box.height;
@@ -647,6 +659,7 @@
       }
       max = (max > 0) ? max * 1.1 : 1;
     }
+    const span = Math.max(axis.to - axis.from, 2 * POLL_MS);
     const paths = svg.querySelectorAll('path');
     let drawn = 0;
     seriesList.forEach((points, index) => {
@@ -658,7 +671,7 @@
           pen = false;
           continue;
         }
-        const x = (time - (now - HISTORY_MS)) / HISTORY_MS * width;
+        const x = width - (axis.to - time) / span * width;
         const y = height - 1 - Math.min(value / max, 1) * (height - 2);
         d += (pen ? 'L' : 'M') + x.toFixed(1) + ' ' + y.toFixed(1);
         pen = true;
