@@ -142,4 +142,6 @@ test('formats ratios, rates, latencies and counts', () => {
   assert.equal(dashboard.format(12345, 'count'), '12,345');
   assert.equal(dashboard.format('half_open', 'text'), 'half open');
   assert.equal(dashboard.level('breaker-state', 'open'), 'bad');
+  assert.equal(dashboard.level('breaker-state', 'metrics_only'), 'ok');
+  assert.equal(dashboard.level('breaker-state', 'half_open'), 'warn');
 });

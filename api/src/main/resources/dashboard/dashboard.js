@@ -421,7 +421,16 @@
     }
     switch (metric) {
       case 'breaker-state':
-        return (value === 'closed') ? 'ok' : (value === 'half_open') ? 'warn' : 'bad';
+        switch (value) {
+          case 'closed':
+          case 'metrics_only':
+            return 'ok';
+          case 'open':
+          case 'forced_open':
+            return 'bad';
+          default: // half_open, disabled, unknown
+            return 'warn';
+        }
       case 'hikari-pending':
         return (value > 0) ? 'warn' : null;
       case 'l2-errors-rate':
@@ -446,6 +455,7 @@
       caches: new Map(),
       routes: new Map(),
       windowSeconds: 0,
+      plotted: null,
     };
     const select = document.getElementById('window');
     document.getElementById('metrics-url').textContent = url.pathname;
@@ -485,6 +495,7 @@
       const increments = increase(previous, snap);
       accumulate(state.sinceLoad, increments);
       const view = derive(increments, (snap.time - previous.time) / 1000, snap);
+      state.plotted = state.plotted || snap.time;
       for (const name of SERIES) {
         state.series.get(name).push([snap.time, view[name]]);
       }
@@ -548,7 +559,7 @@
       show(output, value, metric);
     }
     // The x axis grows with the data until it spans the 5 minutes kept.
-    const axis = { from: Math.max(latest.time - HISTORY_MS, state.first.time), to: latest.time };
+    const axis = { from: Math.max(latest.time - HISTORY_MS, state.plotted || latest.time), to: latest.time };
     for (const svg of document.querySelectorAll('svg[data-spark]')) {
       const names = svg.dataset.spark.split(',');
       spark(svg, names.map((name) => state.series.get(name) || []), axis, names[0].startsWith('hit-ratio') ? 1 : 0);
