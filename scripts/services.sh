@@ -7,6 +7,9 @@
 #   trap stop_services EXIT INT TERM
 #   start_redis && start_mariadb          # exports REDIS_PORT, DB_PORT, DB_SOCKET, DB_JDBC_URL
 #   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
+#   service_stop api                      # stops just that one
+#
+# Written to work under `set -euo pipefail` as well as without it.
 #
 # As a command: scripts/services.sh   (starts both, prints the settings, stops both on Ctrl-C)
 
@@ -17,10 +20,23 @@ _SERVICE_NAMES=()
 _SERVICE_PIDS=()
 _SERVICE_DIRS=()
 
-# Prints a free TCP port on 127.0.0.1. The kernel picks it; another process could take it before
-# the caller binds, which start_* turn into a clear start-up failure rather than a hang.
+# free_port [PREFERRED]: prints PREFERRED if it can be bound on 127.0.0.1, else a port the kernel
+# picks. Another process could take it before the caller binds, which start_* turn into a clear
+# start-up failure rather than a hang.
 free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+  python3 - "${1:-0}" <<'PY'
+import socket, sys
+for port in (int(sys.argv[1]), 0):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        continue
+    finally:
+        s.close()
+PY
 }
 
 # wait_for_port PORT [TIMEOUT_SECONDS [PID]]: succeeds once 127.0.0.1:PORT accepts connections;
@@ -120,24 +136,49 @@ start_mariadb() {
   export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache"
 }
 
-# Stops everything tracked, newest first (SIGTERM, then SIGKILL after 30 s), and deletes the
-# throwaway directories. Safe to call twice and from a trap.
+# Stops everything tracked, newest first, and deletes the throwaway directories. Safe to call twice
+# and from a trap.
 stop_services() {
-  local i pid
+  local i
   for ((i = ${#_SERVICE_PIDS[@]} - 1; i >= 0; i--)); do
-    pid=${_SERVICE_PIDS[i]}
-    if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null
-      _service_await_exit "$pid" 30 || kill -KILL "$pid" 2>/dev/null
-      wait "$pid" 2>/dev/null
-    fi
-    if [[ -n ${_SERVICE_DIRS[i]} ]]; then
-      rm -rf "${_SERVICE_DIRS[i]}"
-    fi
+    _service_stop_at "$i"
   done
   _SERVICE_NAMES=()
   _SERVICE_PIDS=()
   _SERVICE_DIRS=()
+}
+
+# service_stop NAME: stops (and forgets) the tracked services called NAME.
+service_stop() {
+  local i names=() pids=() dirs=()
+  for ((i = ${#_SERVICE_PIDS[@]} - 1; i >= 0; i--)); do
+    if [[ ${_SERVICE_NAMES[i]} == "$1" ]]; then
+      _service_stop_at "$i"
+    fi
+  done
+  for i in "${!_SERVICE_PIDS[@]}"; do
+    if [[ ${_SERVICE_NAMES[i]} != "$1" ]]; then
+      names+=("${_SERVICE_NAMES[i]}")
+      pids+=("${_SERVICE_PIDS[i]}")
+      dirs+=("${_SERVICE_DIRS[i]}")
+    fi
+  done
+  _SERVICE_NAMES=("${names[@]}")
+  _SERVICE_PIDS=("${pids[@]}")
+  _SERVICE_DIRS=("${dirs[@]}")
+}
+
+# SIGTERM (a clean shutdown for mariadbd, redis-server and Spring Boot), SIGKILL after 30 s.
+_service_stop_at() {
+  local pid=${_SERVICE_PIDS[$1]} dir=${_SERVICE_DIRS[$1]}
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    _service_await_exit "$pid" 30 || kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  if [[ -n $dir ]]; then
+    rm -rf "$dir"
+  fi
 }
 
 _service_await_exit() {
@@ -150,7 +191,7 @@ _service_await_exit() {
 
 _service_failed() {
   echo "services: $1 did not start; last lines of $2:" >&2
-  tail -n 20 "$2" >&2 2>/dev/null
+  tail -n 20 "$2" >&2 2>/dev/null || true
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
