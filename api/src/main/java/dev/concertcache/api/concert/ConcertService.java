@@ -1,0 +1,95 @@
+package dev.concertcache.api.concert;
+
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+import dev.concertcache.api.schedule.ScheduleCaches;
+import dev.concertcache.api.web.NotFoundException;
+import dev.concertcache.tiered.TieredCache;
+import dev.concertcache.tiered.TieredCacheManager;
+
+/**
+ * Concert reads through the cache, and writes that evict what they make stale once they commit.
+ */
+@Service
+class ConcertService {
+
+	private final ConcertRepository repository;
+
+	private final CursorCodec cursors;
+
+	private final ScheduleCaches schedules;
+
+	private final Clock clock;
+
+	private final TieredCache<Long, Concert> concerts;
+
+	private final TieredCache<PageKey, ConcertPage> pages;
+
+	ConcertService(ConcertRepository repository, CursorCodec cursors, ScheduleCaches schedules, Clock clock,
+			TieredCacheManager caches) {
+		this.repository = repository;
+		this.cursors = cursors;
+		this.schedules = schedules;
+		this.clock = clock;
+		this.concerts = caches.getCache("concert", Long.class, Concert.class);
+		this.pages = caches.getCache("concert-page", PageKey.class, ConcertPage.class);
+	}
+
+	ConcertPage page(String cursor, int size) {
+		long afterId = (cursor != null && !cursor.isEmpty()) ? this.cursors.decode(cursor) : 0;
+		PageKey key = new PageKey(afterId, size);
+		return this.pages.get(key, () -> Optional.of(loadPage(key))).orElseThrow();
+	}
+
+	Concert concert(long id) {
+		return this.concerts.get(id, () -> this.repository.findById(id))
+			.orElseThrow(() -> new NotFoundException("concert", id));
+	}
+
+	@Transactional
+	Concert create(ConcertRequest request) {
+		long id = this.repository.insert(request, this.clock.instant());
+		this.pages.evictAll();
+		return this.repository.findById(id).orElseThrow();
+	}
+
+	@Transactional
+	Concert update(long id, ConcertRequest request) {
+		if (!this.repository.update(id, request, this.clock.instant())) {
+			throw new NotFoundException("concert", id);
+		}
+		this.concerts.evict(id);
+		this.pages.evictAll();
+		return this.repository.findById(id).orElseThrow();
+	}
+
+	@Transactional
+	void delete(long id) {
+		if (!this.repository.delete(id)) {
+			throw new NotFoundException("concert", id);
+		}
+		this.concerts.evict(id);
+		this.schedules.evict(id);
+		this.pages.evictAll();
+	}
+
+	private ConcertPage loadPage(PageKey key) {
+		// One row more than the page tells whether a next page exists without a COUNT.
+		List<ConcertSummary> rows = this.repository.findPage(key.afterId(), key.size() + 1);
+		if (rows.size() <= key.size()) {
+			return new ConcertPage(rows, null);
+		}
+		List<ConcertSummary> items = List.copyOf(rows.subList(0, key.size()));
+		return new ConcertPage(items, this.cursors.encode(items.get(items.size() - 1).id()));
+	}
+
+	/** A list page is identified by where it starts and how long it is. */
+	record PageKey(long afterId, int size) {
+	}
+
+}

@@ -1,0 +1,33 @@
+package dev.concertcache.api.schedule;
+
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import org.springframework.stereotype.Component;
+
+import dev.concertcache.tiered.TieredCache;
+import dev.concertcache.tiered.TieredCacheManager;
+
+/**
+ * The cache of each concert's schedules, shared with the concert feature because deleting a concert
+ * deletes its schedules.
+ */
+@Component
+public class ScheduleCaches {
+
+	private final TieredCache<Long, ConcertSchedules> schedules;
+
+	ScheduleCaches(TieredCacheManager caches) {
+		this.schedules = caches.getCache("schedules", Long.class, ConcertSchedules.class);
+	}
+
+	Optional<ConcertSchedules> get(long concertId, Supplier<Optional<ConcertSchedules>> loader) {
+		return this.schedules.get(concertId, loader);
+	}
+
+	/** Evicts the schedules of {@code concertId} once the current transaction commits. */
+	public void evict(long concertId) {
+		this.schedules.evict(concertId);
+	}
+
+}

@@ -1,0 +1,61 @@
+package dev.concertcache.api.schedule;
+
+import org.springframework.stereotype.Service;
+import org.springframework.transaction.annotation.Transactional;
+
+import dev.concertcache.api.web.NotFoundException;
+
+/**
+ * Schedule reads through the cache, and writes that evict the concert's schedules once they commit.
+ */
+@Service
+class ScheduleService {
+
+	private final ScheduleRepository repository;
+
+	private final ScheduleCaches caches;
+
+	ScheduleService(ScheduleRepository repository, ScheduleCaches caches) {
+		this.repository = repository;
+		this.caches = caches;
+	}
+
+	ConcertSchedules schedules(long concertId) {
+		return this.caches.get(concertId, () -> this.repository.findByConcert(concertId))
+			.orElseThrow(() -> new NotFoundException("concert", concertId));
+	}
+
+	@Transactional
+	Schedule create(long concertId, ScheduleRequest request) {
+		requireConcert(concertId);
+		long id = this.repository.insert(concertId, request);
+		this.caches.evict(concertId);
+		return this.repository.findById(concertId, id).orElseThrow();
+	}
+
+	@Transactional
+	Schedule update(long concertId, long id, ScheduleRequest request) {
+		requireConcert(concertId);
+		if (!this.repository.update(concertId, id, request)) {
+			throw new NotFoundException("schedule", id);
+		}
+		this.caches.evict(concertId);
+		return this.repository.findById(concertId, id).orElseThrow();
+	}
+
+	@Transactional
+	void delete(long concertId, long id) {
+		requireConcert(concertId);
+		if (!this.repository.delete(concertId, id)) {
+			throw new NotFoundException("schedule", id);
+		}
+		this.caches.evict(concertId);
+	}
+
+	private void requireConcert(long concertId) {
+		if (!this.repository.lockConcert(concertId)) {
+			throw new NotFoundException("concert", concertId);
+		}
+	}
+
+}

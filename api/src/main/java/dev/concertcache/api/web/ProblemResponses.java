@@ -1,0 +1,120 @@
+package dev.concertcache.api.web;
+
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.beans.TypeMismatchException;
+import org.springframework.context.MessageSourceResolvable;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.http.ProblemDetail;
+import org.springframework.http.ResponseEntity;
+import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.validation.FieldError;
+import org.springframework.web.bind.MethodArgumentNotValidException;
+import org.springframework.web.bind.annotation.ExceptionHandler;
+import org.springframework.web.bind.annotation.RestControllerAdvice;
+import org.springframework.web.context.request.WebRequest;
+import org.springframework.web.method.annotation.HandlerMethodValidationException;
+import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
+
+import tools.jackson.databind.DatabindException;
+import tools.jackson.databind.exc.MismatchedInputException;
+
+/**
+ * Turns every client error into RFC 9457 problem+json that names the offending field in {@code errors}.
+ */
+@RestControllerAdvice
+class ProblemResponses extends ResponseEntityExceptionHandler {
+
+	@ExceptionHandler
+	ProblemDetail notFound(NotFoundException ex) {
+		return ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, ex.getMessage());
+	}
+
+	@ExceptionHandler
+	ProblemDetail badParameter(InvalidParameterException ex) {
+		return withErrors(ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, ex.getParameter() + " " + ex.getReason()),
+				List.of(error(ex.getParameter(), ex.getReason())));
+	}
+
+	@Override
+	protected ResponseEntity<Object> handleMethodArgumentNotValid(MethodArgumentNotValidException ex,
+			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+		List<Map<String, String>> errors = ex.getBindingResult()
+			.getFieldErrors()
+			.stream()
+			.map((error) -> error(error.getField(), error.getDefaultMessage()))
+			.toList();
+		ProblemDetail problem = withErrors(ex.getBody(), errors);
+		problem.setDetail("Invalid request content: " + summary(errors));
+		return handleExceptionInternal(ex, problem, headers, status, request);
+	}
+
+	@Override
+	protected ResponseEntity<Object> handleHandlerMethodValidationException(HandlerMethodValidationException ex,
+			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+		List<Map<String, String>> errors = ex.getParameterValidationResults()
+			.stream()
+			.flatMap((result) -> result.getResolvableErrors()
+				.stream()
+				.map((error) -> error(parameterName(result.getMethodParameter().getParameterName(), error),
+						error.getDefaultMessage())))
+			.toList();
+		ProblemDetail problem = withErrors(ex.getBody(), errors);
+		problem.setDetail("Invalid request parameters: " + summary(errors));
+		return handleExceptionInternal(ex, problem, headers, status, request);
+	}
+
+	@Override
+	protected ResponseEntity<Object> handleTypeMismatch(TypeMismatchException ex, HttpHeaders headers,
+			HttpStatusCode status, WebRequest request) {
+		String name = (ex.getPropertyName() != null) ? ex.getPropertyName() : "parameter";
+		String reason = "must be a " + ((ex.getRequiredType() != null) ? ex.getRequiredType().getSimpleName() : "value")
+				+ ", was '" + ex.getValue() + "'";
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.BAD_REQUEST, name + " " + reason);
+		return handleExceptionInternal(ex, withErrors(problem, List.of(error(name, reason))), headers,
+				HttpStatus.BAD_REQUEST, request);
+	}
+
+	@Override
+	protected ResponseEntity<Object> handleHttpMessageNotReadable(HttpMessageNotReadableException ex,
+			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
+		ProblemDetail problem = ProblemDetail.forStatus(HttpStatus.BAD_REQUEST);
+		if (ex.getCause() instanceof MismatchedInputException mismatch && !mismatch.getPath().isEmpty()) {
+			String field = mismatch.getPathReference().replaceAll("^.*\\[\"?|\"?\\]$", "");
+			String reason = "has the wrong type or format";
+			problem.setDetail(field + " " + reason);
+			withErrors(problem, List.of(error(field, reason)));
+		}
+		else if (ex.getCause() instanceof DatabindException databind) {
+			problem.setDetail("Malformed JSON: " + databind.getOriginalMessage());
+		}
+		else {
+			problem.setDetail("The request body is missing or is not JSON");
+		}
+		return handleExceptionInternal(ex, problem, headers, HttpStatus.BAD_REQUEST, request);
+	}
+
+	private static String parameterName(String fallback, MessageSourceResolvable error) {
+		if (error instanceof FieldError field) {
+			return field.getField();
+		}
+		return (fallback != null) ? fallback : "parameter";
+	}
+
+	private static ProblemDetail withErrors(ProblemDetail problem, List<Map<String, String>> errors) {
+		problem.setProperty("errors", errors);
+		return problem;
+	}
+
+	private static Map<String, String> error(String field, String detail) {
+		return Map.of("field", field, "detail", (detail != null) ? detail : "is invalid");
+	}
+
+	private static String summary(List<Map<String, String>> errors) {
+		return String.join("; ", errors.stream().map((e) -> e.get("field") + " " + e.get("detail")).toList());
+	}
+
+}

@@ -1,0 +1,66 @@
+package dev.concertcache.api.web;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse.BodyHandlers;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.web.server.LocalManagementPort;
+
+import dev.concertcache.api.ApiTestSupport;
+import tools.jackson.databind.JsonNode;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class HttpContractTests extends ApiTestSupport {
+
+	@LocalManagementPort
+	int managementPort;
+
+	@Test
+	void unknownRouteIsA404Problem() {
+		Response response = get("/api/nothing-here");
+		assertThat(response.status()).isEqualTo(404);
+		assertThat(response.contentType()).startsWith("application/problem+json");
+	}
+
+	@Test
+	void unsupportedMethodIsA405Problem() {
+		Response response = write("PATCH", "/api/concerts/1", "{}");
+		assertThat(response.status()).isEqualTo(405);
+		assertThat(response.contentType()).startsWith("application/problem+json");
+	}
+
+	@Test
+	void openApiDocumentListsEveryEndpoint() {
+		Response response = get("/v3/api-docs");
+		assertThat(response.status()).isEqualTo(200);
+		JsonNode paths = response.json().get("paths");
+		assertThat(paths.propertyNames()).containsExactlyInAnyOrder("/api/concerts", "/api/concerts/{id}",
+				"/api/concerts/{concertId}/schedules", "/api/concerts/{concertId}/schedules/{scheduleId}");
+		assertThat(paths.get("/api/concerts").propertyNames()).containsExactlyInAnyOrder("get", "post");
+		assertThat(paths.get("/api/concerts/{id}").propertyNames()).containsExactlyInAnyOrder("get", "put", "delete");
+		assertThat(paths.get("/api/concerts/{concertId}/schedules/{scheduleId}").propertyNames())
+			.containsExactlyInAnyOrder("put", "delete");
+	}
+
+	@Test
+	void actuatorIsOnTheManagementPortOnly() throws Exception {
+		get("/api/concerts/1");
+		assertThat(management("/actuator/health")).contains("\"status\":\"UP\"");
+		assertThat(management("/actuator/prometheus")).contains("http_server_requests_seconds");
+		assertThat(management("/actuator/env")).doesNotContain("propertySources");
+		assertThat(get("/actuator/health").status()).isEqualTo(404);
+	}
+
+	private String management(String path) throws IOException, InterruptedException {
+		return HttpClient.newHttpClient()
+			.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).build(),
+					BodyHandlers.ofString())
+			.body();
+	}
+
+}

@@ -1,0 +1,37 @@
+package dev.concertcache.tiered;
+
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * The {@link TieredCacheManager} of {@link TieredCacheProperties.Mode#NONE}: every read calls the loader,
+ * so the application measures its baseline through the same code path it caches with.
+ */
+final class PassThroughCacheManager implements TieredCacheManager {
+
+	@Override
+	public <K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType) {
+		return new TieredCache<>() {
+
+			@Override
+			public String name() {
+				return name;
+			}
+
+			@Override
+			public Optional<V> get(K key, Supplier<Optional<V>> loader) {
+				return loader.get();
+			}
+
+			@Override
+			public void evict(K key) {
+			}
+
+			@Override
+			public void evictAll() {
+			}
+
+		};
+	}
+
+}

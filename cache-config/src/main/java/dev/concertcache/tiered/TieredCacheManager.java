@@ -1,0 +1,17 @@
+package dev.concertcache.tiered;
+
+/**
+ * Creates the {@link TieredCache caches} an application uses; each name is configured under
+ * {@code tiered-cache.caches.<name>}.
+ */
+public interface TieredCacheManager {
+
+	/**
+	 * Returns the cache called {@code name}, created on first use.
+	 * @param name the cache name
+	 * @param keyType the key type
+	 * @param valueType the value type
+	 */
+	<K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType);
+
+}

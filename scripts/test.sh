@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need when it is missing, then runs every test. The tests
+# start their own redis-server and mariadbd on free loopback ports and remove them afterwards.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh redis-server mariadb-server prometheus
+./mvnw -B -ntp verify
+# compose.yaml cannot run here (no Docker engine): validate it with the compose-spec loader instead.
+bash .ci/compose-check/run.sh
+# Every dashboard expression parses (promtool); their data is checked against a live scrape elsewhere.
+python3 ops/grafana/check-dashboards.py --promtool

@@ -1,0 +1,98 @@
+package dev.concertcache.testsupport;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A private {@code mariadbd} with its own data directory, on a free loopback port, with database
+ * {@value #DATABASE} and user {@value #USER}/{@value #PASSWORD}.
+ */
+public final class MariaDbServer extends ServerProcess {
+
+	public static final String DATABASE = "concert_cache";
+
+	public static final String USER = "concert";
+
+	public static final String PASSWORD = "concert";
+
+	private static MariaDbServer shared;
+
+	private boolean installed;
+
+	public MariaDbServer() {
+		super("mariadb");
+	}
+
+	/** One server for the whole test JVM; each test class cleans the tables it uses. */
+	public static synchronized MariaDbServer shared() {
+		if (shared == null) {
+			shared = new MariaDbServer();
+		}
+		shared.start();
+		return shared;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (!this.installed) {
+			run(List.of(executable("/usr/bin/mariadb-install-db", "/usr/bin/mysql_install_db"), "--no-defaults",
+					"--datadir=" + this.dir.resolve("data"), "--user=" + System.getProperty("user.name"),
+					"--auth-root-authentication-method=normal", "--skip-test-db"));
+			this.installed = true;
+			super.start();
+			sql("CREATE DATABASE IF NOT EXISTS " + DATABASE + " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; "
+					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + PASSWORD + "'; "
+					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'localhost' IDENTIFIED BY '" + PASSWORD + "'; "
+					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'127.0.0.1'; "
+					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'localhost'; "
+					// The tests read global status counters (Com_select) and EXPLAIN plans.
+					+ "GRANT PROCESS, REPLICATION CLIENT ON *.* TO '" + USER + "'@'127.0.0.1';");
+			return;
+		}
+		super.start();
+	}
+
+	public String jdbcUrl() {
+		return "jdbc:mariadb://127.0.0.1:" + this.port + "/" + DATABASE;
+	}
+
+	@Override
+	protected List<String> command() {
+		return List.of(executable("/usr/sbin/mariadbd", "/usr/sbin/mysqld"), "--no-defaults",
+				"--datadir=" + this.dir.resolve("data"), "--socket=" + this.dir.resolve("mysqld.sock"),
+				"--pid-file=" + this.dir.resolve("mysqld.pid"), "--port=" + this.port, "--bind-address=127.0.0.1",
+				"--user=" + System.getProperty("user.name"), "--skip-log-bin",
+				// Throwaway data: durability per commit buys nothing here and costs seconds of fsync.
+				"--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=256M",
+				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci");
+	}
+
+	private void sql(String statements) {
+		run(List.of(executable("/usr/bin/mariadb", "/usr/bin/mysql"), "--no-defaults", "-uroot",
+				"--socket=" + this.dir.resolve("mysqld.sock"), "-e", statements));
+	}
+
+	private void run(List<String> command) {
+		try {
+			Process process = new ProcessBuilder(command).redirectErrorStream(true)
+				.redirectOutput(this.dir.resolve(java.nio.file.Path.of(command.get(0)).getFileName() + ".log").toFile())
+				.start();
+			if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 0) {
+				process.destroyForcibly();
+				throw new IllegalStateException(String.join(" ", command.subList(0, 1)) + " failed: "
+						+ java.nio.file.Files.readString(
+								this.dir.resolve(java.nio.file.Path.of(command.get(0)).getFileName() + ".log")));
+			}
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Could not run " + command.get(0)
+					+ " (install it: apt-get install mariadb-server)", ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
+	}
+
+}

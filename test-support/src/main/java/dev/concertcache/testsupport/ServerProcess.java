@@ -1,0 +1,160 @@
+package dev.concertcache.testsupport;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A server started as a child process on a free loopback port with a throwaway directory, stopped and
+ * deleted on {@link #close()} or at JVM exit.
+ */
+public abstract class ServerProcess implements AutoCloseable {
+
+	private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+	protected final Path dir;
+
+	protected final int port;
+
+	private Process process;
+
+	protected ServerProcess(String name) {
+		try {
+			this.dir = Files.createTempDirectory("concert-cache-" + name + "-");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		this.port = freePort();
+	}
+
+	public int port() {
+		return this.port;
+	}
+
+	/** Starts the process and waits until its port accepts connections. */
+	public synchronized void start() {
+		if (this.process != null && this.process.isAlive()) {
+			return;
+		}
+		try {
+			this.process = new ProcessBuilder(command()).redirectErrorStream(true)
+				.redirectOutput(this.dir.resolve("server.log").toFile())
+				.start();
+		}
+		catch (IOException ex) {
+			throw new IllegalStateException("Could not start " + command().get(0)
+					+ " (install it: apt-get install redis-server mariadb-server)", ex);
+		}
+		Runtime.getRuntime().addShutdownHook(new Thread(this::close));
+		awaitPort();
+	}
+
+	/** Kills the process (SIGKILL), as a crash or a pulled cable would; {@link #start()} brings it back. */
+	public synchronized void kill() {
+		if (this.process != null) {
+			this.process.destroyForcibly();
+			waitFor(this.process);
+			this.process = null;
+		}
+	}
+
+	@Override
+	public synchronized void close() {
+		if (this.process != null) {
+			this.process.destroy();
+			waitFor(this.process);
+			this.process = null;
+		}
+		deleteRecursively(this.dir);
+	}
+
+	protected abstract List<String> command();
+
+	private void awaitPort() {
+		Instant deadline = Instant.now().plus(START_TIMEOUT);
+		while (Instant.now().isBefore(deadline)) {
+			if (!this.process.isAlive()) {
+				throw new IllegalStateException(command().get(0) + " exited: " + log());
+			}
+			try (Socket socket = new Socket()) {
+				socket.connect(new InetSocketAddress("127.0.0.1", this.port), 200);
+				return;
+			}
+			catch (IOException notYet) {
+				Thread.onSpinWait();
+			}
+		}
+		throw new IllegalStateException(command().get(0) + " did not open port " + this.port + ": " + log());
+	}
+
+	protected String log() {
+		try {
+			return Files.readString(this.dir.resolve("server.log"));
+		}
+		catch (IOException ex) {
+			return "(no log)";
+		}
+	}
+
+	private static void waitFor(Process process) {
+		try {
+			process.waitFor();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
+	static int freePort() {
+		try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+			return socket.getLocalPort();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	static Path repositoryFile(String relative) {
+		Path dir = Path.of("").toAbsolutePath();
+		while (dir != null) {
+			Path candidate = dir.resolve(relative);
+			if (Files.exists(candidate)) {
+				return candidate;
+			}
+			dir = dir.getParent();
+		}
+		throw new IllegalStateException(relative + " not found above " + Path.of("").toAbsolutePath());
+	}
+
+	static String executable(String... candidates) {
+		for (String candidate : candidates) {
+			if (Files.isExecutable(Path.of(candidate))) {
+				return candidate;
+			}
+		}
+		return Path.of(candidates[0]).getFileName().toString();
+	}
+
+	private static void deleteRecursively(Path root) {
+		if (!Files.exists(root)) {
+			return;
+		}
+		try (Stream<Path> paths = Files.walk(root)) {
+			paths.sorted(Comparator.reverseOrder()).forEach((path) -> path.toFile().delete());
+		}
+		catch (IOException ex) {
+			// A leftover temp dir is harmless; the test result is what matters.
+		}
+	}
+
+}
