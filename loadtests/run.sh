@@ -115,6 +115,7 @@ ensure_k6() {
   K6=$ROOT/loadtests/.bin/k6
 }
 
+# Debian packages for what is missing, through the repo's installer (apt-get update first, root only).
 ensure_packages() {
   local missing=()
   command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing+=(redis-server)
@@ -122,13 +123,10 @@ ensure_packages() {
     missing+=(mariadb-server)
   command -v curl >/dev/null || missing+=(curl)
   command -v python3 >/dev/null || missing+=(python3)
-  if ((${#missing[@]} == 0)); then
-    return
+  if ((${#missing[@]} > 0)); then
+    step "installing ${missing[*]}"
+    "$ROOT/scripts/install-deps.sh" "${missing[@]}" || die "could not install ${missing[*]}"
   fi
-  ((EUID == 0)) || die "missing ${missing[*]}; run as root, or: sudo apt-get install ${missing[*]}"
-  step "installing ${missing[*]} with apt-get"
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 }
 
 ensure_java() {

@@ -178,7 +178,9 @@ def table(run):
     lines.append(row("Redis commands/s", num(commands, 1), ""))
     lines.append("")
     if run.meta.get("dashboard"):
-        lines.append(row("dashboard", run.meta["dashboard"], "(while the API runs)"))
+        lines.append(row("dashboard", run.meta["dashboard"], "(the API's; up with --keep-running)"))
+    if (run.dir / "report.html").exists():
+        lines.append(row("k6 report", str(run.dir / "report.html"), ""))
     lines.append(row("results", str(run.dir), ""))
     for slo in missed:
         lines.append(f"  missed SLO: {slo}")
@@ -308,7 +310,7 @@ def status_delta(directory, filename, key, parse):
 
 
 def main(argv):
-    if len(argv) >= 3 and argv[1] == "table" and len(argv) == 3:
+    if len(argv) == 3 and argv[1] == "table":
         print(table(Run(argv[2])))
     elif len(argv) >= 3 and argv[1] == "compare":
         print(compare([Run(d) for d in argv[2:]]))
