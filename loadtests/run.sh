@@ -29,7 +29,8 @@ Usage: loadtests/run.sh [options]
   -h, --help
 
 Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
-for the API), K6 (a k6 binary to use).
+for the API), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
+Prometheus remote-write URL, for the Grafana dashboards in ops/).
 
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
 metric scrapes, API log). Exit status: k6's (0 all SLOs met, 99 an SLO missed); with --compare,
@@ -241,8 +242,15 @@ run_k6() {
       "K6_WEB_DASHBOARD_PORT=$(free_port 5665)" "K6_WEB_DASHBOARD_EXPORT=$dir/report.html")
     echo "k6 live dashboard: http://127.0.0.1:${dashboard[2]#*=}"
   fi
+  local output=()
+  if [[ -n ${K6_PROMETHEUS_RW_SERVER_URL:-} ]]; then
+    # k6's own series for the ops dashboards (ops/README.md), one testid per run.
+    output=(-o experimental-prometheus-rw --tag "testid=$(basename "$dir")")
+    export K6_PROMETHEUS_RW_TREND_STATS=${K6_PROMETHEUS_RW_TREND_STATS:-p(95),p(99),avg}
+  fi
   K6_STATUS=0
-  env "${dashboard[@]}" "$K6" run "${env[@]}" "$ROOT/loadtests/scenarios/$SCENARIO.js" || K6_STATUS=$?
+  env "${dashboard[@]}" "$K6" run "${output[@]}" "${env[@]}" "$ROOT/loadtests/scenarios/$SCENARIO.js" ||
+    K6_STATUS=$?
 }
 
 # measure PROFILE DIR: one run against a freshly started API on an empty Redis.
