@@ -158,9 +158,6 @@ ensure_jar() {
 
 # --- the API -----------------------------------------------------------------------------------
 
-# A fresh token per run: writes need one, and nothing outside this run should know it.
-ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
-
 load_data() {
   step "loading $CONCERTS concerts (generate profile, seed 42)"
   local started=$SECONDS
@@ -291,6 +288,8 @@ if ! $STANDIN; then
   ensure_jar
 fi
 
+# A fresh admin token per run: writes need one, and nothing outside this run should know it.
+ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 LABEL=$PROFILE
 ! $COMPARE || LABEL=compare
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$SCENARIO-$LABEL

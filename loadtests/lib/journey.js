@@ -33,7 +33,7 @@ export const readYourWrite = new Rate('read_your_write');
 export function collectCursors(pages = Math.ceil(CONCERTS / PAGE_SIZE)) {
   const cursors = [''];
   const started = Date.now();
-  while (cursors.length <= pages) {
+  for (;;) {
     const cursor = cursors[cursors.length - 1];
     const res = http.get(listUrl(cursor), {
       timeout: TIMEOUT,
@@ -42,10 +42,10 @@ export function collectCursors(pages = Math.ceil(CONCERTS / PAGE_SIZE)) {
     if (res.status !== 200) {
       fail(`setup: GET ${listUrl(cursor)} returned ${res.status} (is the API up at ${BASE_URL}?)`);
     }
-    const next = res.json('nextCursor');
     if (cursors.length === pages) {
       break;
     }
+    const next = res.json('nextCursor');
     if (!next) {
       fail(`setup: the list ends after page ${cursors.length}; CONCERTS=${CONCERTS} needs ${pages} pages`);
     }
@@ -54,12 +54,13 @@ export function collectCursors(pages = Math.ceil(CONCERTS / PAGE_SIZE)) {
   return { cursors, setupMs: Date.now() - started };
 }
 
-// Concert id by popularity; its list page is the one that shows it (ids are dense, ascending).
+// A concert id by popularity.
 export function pickConcert() {
   return concerts.sample(random);
 }
 
-// The cursor of the list page that shows concert `id` ('' for the first page).
+// The cursor of the list page that shows concert `id` ('' for the first page): ids are dense and
+// the list is in ascending id order.
 export function cursorFor(data, id) {
   const cursor = data.cursors[Math.ceil(id / PAGE_SIZE) - 1];
   if (cursor === undefined) {
