@@ -14,7 +14,7 @@ usage() {
 Usage: loadtests/run.sh [options]
 
   --scenario NAME    a file in loadtests/scenarios/ without .js (default users-per-second):
-                     $(cd "$ROOT/loadtests/scenarios" && ls -- *.js | sed 's/\.js$//' | tr '\n' ' ')
+                     $(cd "$ROOT/loadtests/scenarios" && for f in *.js; do printf '%s ' "${f%.js}"; done)
   --duration D       load duration, k6 syntax (30s, 2m); default per scenario (mostly 60s)
   --rate N           iterations per second of arrival-rate scenarios (default per scenario)
   --concerts N       data set size (default 5000)
@@ -81,7 +81,7 @@ step() {
 # Spring profile names, comma-separated (the ceiling endpoint comes with a profile of its own).
 [[ $PROFILE =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] || die "--profile must be none or Spring profile names"
 
-# shellcheck source=../scripts/services.sh
+# shellcheck source=scripts/services.sh
 source "$ROOT/scripts/services.sh"
 trap stop_services EXIT
 trap 'exit 130' INT
@@ -226,7 +226,8 @@ start_sampler() {
 # run_k6 DIR: replays the scenario in the foreground (k6 shows its progress, Ctrl-C reaches it);
 # leaves k6's exit status in K6_STATUS.
 run_k6() {
-  local dir=$1 env=(--env "BASE_URL=http://127.0.0.1:$API_PORT" --env "CONCERTS=$CONCERTS"
+  local dir=$1
+  local env=(--env "BASE_URL=http://127.0.0.1:$API_PORT" --env "CONCERTS=$CONCERTS"
     --env "RESULTS_DIR=$dir" --env "ADMIN_TOKEN=$ADMIN_TOKEN")
   [[ -z $DURATION ]] || env+=(--env "DURATION=$DURATION")
   [[ -z $RATE ]] || env+=(--env "RATE=$RATE")

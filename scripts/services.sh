@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2119,SC2120 # free_port's argument is optional
 # Private redis-server and mariadbd for load tests and manual runs: free loopback ports, throwaway
 # directories, nothing shared with a system instance (no /etc/mysql, no /var/lib/redis).
 #
