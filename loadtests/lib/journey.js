@@ -152,10 +152,10 @@ function writeConcert(id, token, cursor) {
     return;
   }
   const after = getDetail(id);
-  readYourWrite.add(after !== null && after.title === title, { resource: 'concert' });
+  sawWrite('concert', after !== null && after.title === title);
   const page = getList(cursor);
   const listed = page && Array.isArray(page.items) ? page.items.find((item) => item.id === id) : undefined;
-  readYourWrite.add(listed !== undefined && listed.title === title, { resource: 'concert-page' });
+  sawWrite('concert-page', listed !== undefined && listed.title === title);
 }
 
 // Returns false when the concert has no schedule to change.
@@ -177,8 +177,13 @@ function writeSchedule(id, token) {
   }
   const after = getSchedules(id);
   const seen = after && Array.isArray(after.schedules) ? after.schedules.find((s) => s.id === schedule.id) : undefined;
-  readYourWrite.add(seen !== undefined && seen.totalSeats === totalSeats, { resource: 'schedules' });
+  sawWrite('schedules', seen !== undefined && seen.totalSeats === totalSeats);
   return true;
+}
+
+function sawWrite(resource, ok) {
+  check(ok, { [`read your write: ${resource}`]: (seen) => seen });
+  readYourWrite.add(ok, { resource });
 }
 
 function put(path, name, body, token) {
