@@ -3,11 +3,13 @@
 // each endpoint gets its own requests/s and p95/p99 (tags: endpoint=list|schedules).
 import http from 'k6/http';
 import { check } from 'k6';
+import { SMOKE } from '../lib/options.js';
+import { summaryFor } from '../lib/summary.js';
 
 const BASE_URL = __ENV.BASE_URL || 'http://127.0.0.1:8080';
 const CONCERTS = Number(__ENV.CONCERTS || 1500000);
-const VUS = Number(__ENV.VUS || 100);
-const PHASE = __ENV.PHASE_DURATION || '30s';
+const VUS = Number(__ENV.VUS || (SMOKE ? 10 : 100));
+const PHASE = __ENV.PHASE_DURATION || (SMOKE ? '3s' : '30s');
 const PAGES = 10;
 
 export const options = {
@@ -20,8 +22,8 @@ export const options = {
   },
   thresholds: {
     'http_req_failed': ['rate==0'],
-    'http_reqs{endpoint:list}': ['count>0'],
-    'http_reqs{endpoint:schedules}': ['count>0'],
+    'http_reqs{scenario:list}': ['count>0'],
+    'http_reqs{scenario:schedules}': ['count>0'],
     'http_req_duration{endpoint:list}': ['p(95)>=0', 'p(99)>=0'],
     'http_req_duration{endpoint:schedules}': ['p(95)>=0', 'p(99)>=0'],
   },
@@ -48,3 +50,5 @@ export function schedules() {
   const response = http.get(`${BASE_URL}/api/concerts/${id}/schedules`, { tags: { name: 'schedules' } });
   check(response, { 'schedules 200': (r) => r.status === 200 });
 }
+
+export const handleSummary = summaryFor('baseline-reads');

@@ -29,7 +29,8 @@ import tools.jackson.databind.json.JsonMapper;
  * HTTP.
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
-		properties = { "management.server.port=0", "concert-cache.admin-token=" + ApiTestSupport.TOKEN })
+		properties = { "management.server.port=0", "management.endpoint.health.show-details=always",
+				"concert-cache.admin-token=" + ApiTestSupport.TOKEN })
 public abstract class ApiTestSupport {
 
 	protected static final String TOKEN = "test-admin-token";

@@ -28,6 +28,11 @@ class HttpContractTests extends ApiTestSupport {
 	}
 
 	@Test
+	void theCeilingEndpointExistsOnlyUnderItsProfile() {
+		assertThat(get("/api/ceiling/concerts").status()).isEqualTo(404);
+	}
+
+	@Test
 	void unsupportedMethodIsA405Problem() {
 		Response response = write("PATCH", "/api/concerts/1", "{}");
 		assertThat(response.status()).isEqualTo(405);
@@ -50,7 +55,7 @@ class HttpContractTests extends ApiTestSupport {
 	@Test
 	void actuatorIsOnTheManagementPortOnly() throws Exception {
 		get("/api/concerts/1");
-		assertThat(management("/actuator/health")).contains("\"status\":\"UP\"");
+		assertThat(management("/actuator/health/liveness")).contains("\"status\":\"UP\"");
 		assertThat(management("/actuator/prometheus")).contains("http_server_requests_seconds");
 		assertThat(management("/actuator/env")).doesNotContain("propertySources");
 		assertThat(get("/actuator/health").status()).isEqualTo(404);

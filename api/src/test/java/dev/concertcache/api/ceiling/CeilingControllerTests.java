@@ -1,0 +1,25 @@
+package dev.concertcache.api.ceiling;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.test.context.ActiveProfiles;
+
+import dev.concertcache.api.ApiTestSupport;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+@ActiveProfiles("ceiling")
+class CeilingControllerTests extends ApiTestSupport {
+
+	@Test
+	void ceilingReturnsAFixedPageShapedLikeTheList() {
+		long before = selectsExecuted();
+		Response response = get("/api/ceiling/concerts");
+		assertThat(response.status()).isEqualTo(200);
+		assertThat(response.json().get("items")).hasSize(20);
+		assertThat(response.json().get("items").get(0).propertyNames()).containsExactlyInAnyOrder("id", "title",
+				"artist", "venue", "startDate", "endDate");
+		assertThat(selectsExecuted()).isEqualTo(before);
+	}
+
+}

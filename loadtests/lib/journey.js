@@ -1,0 +1,216 @@
+// The user journey every scenario replays, so scenarios differ only in load shape and SLOs:
+// open a list page, open one concert's schedules from it, and sometimes its detail or the next page.
+//
+// Key popularity is Zipf-like over the whole data set: concert ids 1..CONCERTS are ranks, so id 1
+// is the hottest. A user reaches a concert through the list page that shows it, which makes the
+// first pages naturally hot while deep pages still get the long tail, as on a real ticketing site.
+import http from 'k6/http';
+import { check, fail } from 'k6';
+import { Rate } from 'k6/metrics';
+import { seededRandom, ZipfSampler } from './random.js';
+
+export const BASE_URL = (__ENV.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
+export const CONCERTS = positiveInt('CONCERTS', 5000);
+export const PAGE_SIZE = positiveInt('PAGE_SIZE', 20);
+const ZIPF_EXPONENT = Number(__ENV.ZIPF_EXPONENT || 1.05);
+const SEED = positiveInt('SEED', 42);
+
+// Shares of the optional third step; the rest of the journeys stop after the schedules.
+const DETAIL_SHARE = 0.4;
+const NEXT_PAGE_SHARE = 0.15;
+
+// A request slower than this is a failure, not a data point: it keeps every run bounded.
+const TIMEOUT = '10s';
+
+const random = seededRandom(SEED * 1000003 + __VU);
+const concerts = new ZipfSampler(CONCERTS, ZIPF_EXPONENT);
+
+export const readYourWrite = new Rate('read_your_write');
+
+// For setup(): walks the list once to collect the cursor of every page (or of the first `pages`),
+// since cursors are opaque. Fails the run early, with the reason, when the API is down or holds
+// fewer concerts than CONCERTS.
+export function collectCursors(pages = Math.ceil(CONCERTS / PAGE_SIZE)) {
+  const cursors = [''];
+  const started = Date.now();
+  for (;;) {
+    const cursor = cursors[cursors.length - 1];
+    const res = http.get(listUrl(cursor), {
+      timeout: TIMEOUT,
+      tags: { endpoint: 'setup', name: 'GET /api/concerts (setup)' },
+    });
+    if (res.status !== 200) {
+      fail(`setup: GET ${listUrl(cursor)} returned ${res.status} (is the API up at ${BASE_URL}?)`);
+    }
+    if (cursors.length === pages) {
+      break;
+    }
+    const next = res.json('nextCursor');
+    if (!next) {
+      fail(`setup: the list ends after page ${cursors.length}; CONCERTS=${CONCERTS} needs ${pages} pages`);
+    }
+    cursors.push(next);
+  }
+  return { cursors, setupMs: Date.now() - started };
+}
+
+// A concert id by popularity.
+export function pickConcert() {
+  return concerts.sample(random);
+}
+
+// The cursor of the list page that shows concert `id` ('' for the first page): ids are dense and
+// the list is in ascending id order.
+export function cursorFor(data, id) {
+  const cursor = data.cursors[Math.ceil(id / PAGE_SIZE) - 1];
+  if (cursor === undefined) {
+    throw new Error(`no cursor for concert ${id}: setup collected ${data.cursors.length} pages`);
+  }
+  return cursor;
+}
+
+// A uniform integer in 0..n-1 from the VU's seeded sequence.
+export function uniformIndex(n) {
+  return Math.floor(random() * n);
+}
+
+export function journey(data) {
+  const id = pickConcert();
+  const page = getList(cursorFor(data, id));
+  getSchedules(id);
+  const r = random();
+  if (r < DETAIL_SHARE) {
+    getDetail(id);
+  } else if (r < DETAIL_SHARE + NEXT_PAGE_SHARE && page && page.nextCursor) {
+    getList(page.nextCursor, 'list-next');
+  }
+}
+
+// The list step alone, with the same page popularity as the journey (seed 000's single endpoint).
+export function listOnly(data) {
+  getList(cursorFor(data, pickConcert()));
+}
+
+// An admin write of a popular concert or one of its schedules, then a read that must already show
+// it: the detail and the list page for a concert, the schedules for a schedule.
+export function writeThenRead(data, token) {
+  const id = pickConcert();
+  if (random() < 0.5 || !writeSchedule(id, token)) {
+    writeConcert(id, token, cursorFor(data, id));
+  }
+}
+
+// Returns the parsed page, or null when the response is not a page.
+export function getList(cursor, endpoint = 'list') {
+  const name = cursor ? 'GET /api/concerts?cursor' : 'GET /api/concerts';
+  const res = http.get(listUrl(cursor), { timeout: TIMEOUT, tags: { endpoint, name } });
+  const page = parse(res);
+  check(res, { [`${endpoint} is a page`]: () => res.status === 200 && page !== null && Array.isArray(page.items) });
+  return page;
+}
+
+export function getDetail(id) {
+  const res = http.get(`${BASE_URL}/api/concerts/${id}`, {
+    timeout: TIMEOUT,
+    tags: { endpoint: 'detail', name: 'GET /api/concerts/{id}' },
+  });
+  const concert = parse(res);
+  check(res, { 'detail is the concert': () => res.status === 200 && concert !== null && concert.id === id });
+  return concert;
+}
+
+export function getSchedules(id) {
+  const res = http.get(`${BASE_URL}/api/concerts/${id}/schedules`, {
+    timeout: TIMEOUT,
+    tags: { endpoint: 'schedules', name: 'GET /api/concerts/{id}/schedules' },
+  });
+  const body = parse(res);
+  check(res, {
+    'schedules of the concert': () =>
+      res.status === 200 && body !== null && body.concertId === id && Array.isArray(body.schedules),
+  });
+  return body;
+}
+
+function writeConcert(id, token, cursor) {
+  const concert = getDetail(id);
+  if (!concert) {
+    return;
+  }
+  // A fresh marker per write, so a stale cached copy can never pass the check by accident.
+  const title = `${concert.title.replace(/ \(rev [^)]*\)$/, '')} (rev ${__VU}-${__ITER}-${Date.now()})`;
+  const body = {
+    title,
+    artist: concert.artist,
+    venue: concert.venue,
+    description: concert.description,
+    startDate: concert.startDate,
+    endDate: concert.endDate,
+  };
+  const res = put(`/api/concerts/${id}`, 'PUT /api/concerts/{id}', body, token);
+  if (!check(res, { 'write concert 200': (r) => r.status === 200 })) {
+    return;
+  }
+  const after = getDetail(id);
+  sawWrite('concert', after !== null && after.title === title);
+  const page = getList(cursor);
+  const listed = page && Array.isArray(page.items) ? page.items.find((item) => item.id === id) : undefined;
+  sawWrite('concert-page', listed !== undefined && listed.title === title);
+}
+
+// Returns false when the concert has no schedule to change.
+function writeSchedule(id, token) {
+  const before = getSchedules(id);
+  if (!before || !Array.isArray(before.schedules) || before.schedules.length === 0) {
+    return false;
+  }
+  const schedule = before.schedules[uniformIndex(before.schedules.length)];
+  const totalSeats = schedule.totalSeats >= 100000 ? 100 : schedule.totalSeats + 1;
+  const res = put(
+    `/api/concerts/${id}/schedules/${schedule.id}`,
+    'PUT /api/concerts/{id}/schedules/{scheduleId}',
+    { startsAt: schedule.startsAt, totalSeats },
+    token,
+  );
+  if (!check(res, { 'write schedule 200': (r) => r.status === 200 })) {
+    return true;
+  }
+  const after = getSchedules(id);
+  const seen = after && Array.isArray(after.schedules) ? after.schedules.find((s) => s.id === schedule.id) : undefined;
+  sawWrite('schedules', seen !== undefined && seen.totalSeats === totalSeats);
+  return true;
+}
+
+function sawWrite(resource, ok) {
+  check(ok, { [`read your write: ${resource}`]: (seen) => seen });
+  readYourWrite.add(ok, { resource });
+}
+
+function put(path, name, body, token) {
+  return http.put(`${BASE_URL}${path}`, JSON.stringify(body), {
+    timeout: TIMEOUT,
+    headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
+    tags: { endpoint: 'write', name },
+  });
+}
+
+function listUrl(cursor) {
+  const query = cursor ? `cursor=${encodeURIComponent(cursor)}&size=${PAGE_SIZE}` : `size=${PAGE_SIZE}`;
+  return `${BASE_URL}/api/concerts?${query}`;
+}
+
+function parse(res) {
+  try {
+    return res.status === 200 ? res.json() : null;
+  } catch (e) {
+    return null;
+  }
+}
+
+function positiveInt(name, fallback) {
+  const value = __ENV[name] === undefined || __ENV[name] === '' ? fallback : Number(__ENV[name]);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`${name} must be a positive integer, got "${__ENV[name]}"`);
+  }
+  return value;
+}

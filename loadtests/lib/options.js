@@ -1,0 +1,89 @@
+// Load shapes and SLO thresholds shared by the scenarios. Environment variables override the
+// defaults; SMOKE=1 shrinks every shape to a few seconds at a low rate (CI).
+
+export const SMOKE = __ENV.SMOKE === '1' || __ENV.SMOKE === 'true';
+
+// Every scenario names its main executor "load", so reports find its metrics the same way everywhere.
+export const LOAD = 'load';
+
+const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'];
+
+export function duration(fallback) {
+  return __ENV.DURATION || (SMOKE ? '5s' : fallback);
+}
+
+export function rate(fallback) {
+  return envInt('RATE', SMOKE ? 10 : fallback);
+}
+
+export function vus(fallback) {
+  return envInt('VUS', SMOKE ? 10 : fallback);
+}
+
+// Seconds in a k6 duration string such as "90s", "3m" or "1m30s".
+function seconds(value) {
+  const parts = String(value).match(/(\d+(?:\.\d+)?)(ms|s|m|h)/g);
+  if (!parts || parts.join('') !== String(value)) {
+    throw new Error(`not a duration: "${value}"`);
+  }
+  const unit = { ms: 0.001, s: 1, m: 60, h: 3600 };
+  return parts.reduce((sum, part) => {
+    const [, n, u] = part.match(/(\d+(?:\.\d+)?)(ms|s|m|h)/);
+    return sum + Number(n) * unit[u];
+  }, 0);
+}
+
+// Stretches stages given as fractions of a run to a total duration, keeping the shape of a seed's
+// ramp whatever DURATION is.
+export function scaleStages(fractions, total) {
+  const totalSeconds = seconds(total);
+  return fractions.map(({ share, target }) => ({
+    duration: `${Math.max(1, Math.round(share * totalSeconds))}s`,
+    target,
+  }));
+}
+
+// SLOs as thresholds: no failed request, every check passed, and p95/p99 per endpoint tag (in ms),
+// plus for the load scenario as a whole. A failed threshold makes k6 exit with 99.
+// P95_MS and P99_MS override the read SLO of a run. A smoke run lasts seconds on a JVM that is
+// still compiling its first requests, so it checks correctness and allows ten times the latency.
+export function slo({ endpoints, p95, p99, scenarios = [LOAD], arrivalRate = false, extra = {} }) {
+  const scale = SMOKE ? 10 : 1;
+  const read95 = envInt('P95_MS', p95 * scale);
+  const read99 = envInt('P99_MS', p99 * scale);
+  const thresholds = {
+    http_req_failed: ['rate==0'],
+    checks: ['rate==1'],
+    [`http_req_duration{scenario:${LOAD}}`]: [`p(95)<${read95}`, `p(99)<${read99}`],
+  };
+  for (const [endpoint, limits] of Object.entries(endpoints)) {
+    const [e95, e99] = limits ? limits.map((ms) => ms * scale) : [read95, read99];
+    thresholds[`http_req_duration{endpoint:${endpoint}}`] = [`p(95)<${e95}`, `p(99)<${e99}`];
+  }
+  // Requests of the measured scenarios only (setup's cursor walk excluded), for the report's rate.
+  for (const scenario of scenarios) {
+    thresholds[`http_reqs{scenario:${scenario}}`] = ['count>0'];
+  }
+  if (arrivalRate) {
+    // An iteration the load scenario could not start is a user the system turned away.
+    thresholds[`dropped_iterations{scenario:${LOAD}}`] = ['count==0'];
+  }
+  return Object.assign(thresholds, extra);
+}
+
+export const common = {
+  summaryTrendStats: TREND_STATS,
+  // The setup() cursor walk is one request per list page.
+  setupTimeout: '10m',
+};
+
+export function envInt(name, fallback) {
+  if (__ENV[name] === undefined || __ENV[name] === '') {
+    return fallback;
+  }
+  const value = Number(__ENV[name]);
+  if (!Number.isInteger(value) || value < 1) {
+    throw new Error(`${name} must be a positive integer, got "${__ENV[name]}"`);
+  }
+  return value;
+}

@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Result tables for loadtests/run.sh, from files the runner leaves in a run directory:
+
+    meta.txt                      key=value: scenario, profile, concerts, k6_exit, dashboard, ...
+    <scenario>-summary.json       k6's end-of-test summary (handleSummary data)
+    before/ after/                prometheus.txt (API /actuator/prometheus), mariadb.tsv (SHOW GLOBAL
+                                  STATUS), redis.txt (INFO), time.txt (epoch seconds)
+    redis-clients.tsv             "epoch connected_clients", sampled every second during the run
+
+    report.py table RUN_DIR
+    report.py compare RUN_DIR [RUN_DIR ...]     (the first run is the baseline of the ratios)
+"""
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+ENDPOINTS = ["list", "list-next", "detail", "schedules", "write", "ceiling"]
+CACHES = ["concert", "concert-page", "schedules"]
+SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+class Run:
+    """One k6 run against one API profile, with the server-side counters around it."""
+
+    def __init__(self, directory):
+        self.dir = Path(directory)
+        self.meta = read_meta(self.dir / "meta.txt")
+        self.scenario = self.meta.get("scenario", "?")
+        self.profile = self.meta.get("profile", "?")
+        summary = self.dir / f"{self.scenario}-summary.json"
+        self.k6 = json.loads(summary.read_text()) if summary.exists() else None
+        self.seconds = span(self.dir)
+
+    # --- k6 ---
+
+    def metric(self, name):
+        return ((self.k6 or {}).get("metrics") or {}).get(name)
+
+    def value(self, name, stat):
+        metric = self.metric(name)
+        return metric["values"].get(stat) if metric else None
+
+    def load_seconds(self):
+        """The load phase: the whole k6 run minus setup's cursor walk."""
+        if not self.k6:
+            return None
+        setup_ms = (self.k6.get("setup_data") or {}).get("setupMs", 0)
+        return (self.k6["state"]["testRunDurationMs"] - setup_ms) / 1000
+
+    def requests(self):
+        metrics = (self.k6 or {}).get("metrics") or {}
+        counts = [m["values"]["count"] for k, m in metrics.items() if k.startswith("http_reqs{scenario:")]
+        return sum(counts) if counts else None
+
+    def rps(self):
+        requests, seconds = self.requests(), self.load_seconds()
+        return requests / seconds if requests is not None and seconds else None
+
+    def errors(self):
+        failed = self.metric("http_req_failed")
+        return failed["values"]["passes"] if failed else None
+
+    def dropped(self):
+        return self.value("dropped_iterations", "count")
+
+    def latency(self, endpoint=None):
+        """(p50, p95, p99, max) in ms for the load scenario, or for one endpoint tag."""
+        name = f"http_req_duration{{endpoint:{endpoint}}}" if endpoint else "http_req_duration{scenario:load}"
+        metric = self.metric(name)
+        if not metric or not metric["values"].get("max"):
+            return None
+        v = metric["values"]
+        return v["med"], v["p(95)"], v["p(99)"], v["max"]
+
+    def missed_slos(self):
+        metrics = (self.k6 or {}).get("metrics") or {}
+        return [
+            f"{name} {expr}"
+            for name, metric in metrics.items()
+            for expr, result in (metric.get("thresholds") or {}).items()
+            if not result["ok"]
+        ]
+
+    # --- API cache counters ---
+
+    def gets(self, cache=None):
+        """{(tier, result): count} of tiered_cache_gets_total during the run, over one or all caches."""
+        before = prometheus(self.dir / "before" / "prometheus.txt")
+        after = prometheus(self.dir / "after" / "prometheus.txt")
+        totals = {}
+        for labels, value in after.get("tiered_cache_gets_total", {}).items():
+            tags = dict(labels)
+            if cache and tags.get("cache") != cache:
+                continue
+            key = (tags.get("tier"), tags.get("result"))
+            delta = value - before.get("tiered_cache_gets_total", {}).get(labels, 0.0)
+            totals[key] = totals.get(key, 0.0) + delta
+        return totals
+
+    def hit_ratios(self, cache=None):
+        """(l1, l2, overall, lookups); None where a tier is absent (no cache, or redis-only has no L1).
+        Overall = (L1 hits + L2 hits) / lookups, lookups being the first tier's hits + misses."""
+        g = self.gets(cache)
+        l1 = (g.get(("l1", "hit"), 0), g.get(("l1", "miss"), 0))
+        l2 = (g.get(("l2", "hit"), 0), g.get(("l2", "miss"), 0))
+        lookups = sum(l1) or sum(l2)
+        return ratio(*l1), ratio(*l2), (l1[0] + l2[0]) / lookups if lookups else None, lookups
+
+    # --- MariaDB and Redis ---
+
+    def db_selects_per_second(self):
+        delta = status_delta(self.dir, "mariadb.tsv", "Com_select", mariadb_status)
+        return delta / self.seconds if delta is not None and self.seconds else None
+
+    def redis(self):
+        """(connected clients after, peak during, rejected connections during, commands per second);
+        each count leaves out the redis-cli connection that asked."""
+        after = redis_info(self.dir / "after" / "redis.txt")
+        clients = int(after["connected_clients"]) - 1 if "connected_clients" in after else None
+        peak = None
+        samples = self.dir / "redis-clients.tsv"
+        if samples.exists():
+            values = [int(line.split()[1]) - 1 for line in samples.read_text().splitlines() if len(line.split()) == 2]
+            peak = max(values) if values else None
+        rejected = status_delta(self.dir, "redis.txt", "rejected_connections", redis_info)
+        commands = status_delta(self.dir, "redis.txt", "total_commands_processed", redis_info)
+        per_second = commands / self.seconds if commands is not None and self.seconds else None
+        return clients, peak, rejected, per_second
+
+
+def table(run):
+    lines = []
+    k6_exit = run.meta.get("k6_exit", "?")
+    missed = run.missed_slos()
+    verdict = "all SLOs met" if k6_exit == "0" else f"{len(missed)} SLO(s) missed" if k6_exit == "99" else "k6 failed"
+    lines.append(
+        f"{run.scenario} | profile {run.profile} | {run.meta.get('concerts', '?')} concerts | "
+        f"k6 exit {k6_exit}: {verdict}"
+    )
+    lines.append("")
+    rps, requests = run.rps(), run.requests()
+    iterations = run.value("iterations", "count")
+    seconds = run.load_seconds()
+    lines.append(row("requests/s", num(rps, 1), f"{num(requests)} requests in {num(seconds, 1)} s"))
+    lines.append(
+        row(
+            "iterations/s",
+            num(iterations / seconds if iterations is not None and seconds else None, 1),
+            f"dropped iterations {num(run.dropped() or 0)}",
+        )
+    )
+    errors = run.errors()
+    share = f"{errors / requests * 100:.2f}% of requests" if errors is not None and requests else ""
+    lines.append(row("errors", num(errors), share))
+    lines.append("")
+    lines.append(f"  {'latency ms':<16}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}")
+    for label, endpoint in [("all", None)] + [(e, e) for e in ENDPOINTS]:
+        values = run.latency(endpoint)
+        if values:
+            lines.append(f"  {label:<16}" + "".join(f"{v:>9.1f}" for v in values))
+    lines.append("")
+    l1, l2, overall, lookups = run.hit_ratios()
+    if lookups:
+        lines.append(f"  {'cache hit ratio':<16}{'L1':>9}{'L2':>9}{'overall':>9}{'lookups':>11}")
+        for label, cache in [("all caches", None)] + [(c, c) for c in CACHES]:
+            c1, c2, co, n = run.hit_ratios(cache)
+            if n:
+                lines.append(f"  {label:<16}{pct(c1):>9}{pct(c2):>9}{pct(co):>9}{num(n):>11}")
+    else:
+        lines.append(row("cache hit ratio", "n/a", "no tiered_cache_gets_total (no cache, or no scrape)"))
+    lines.append("")
+    lines.append(row("DB selects/s", num(run.db_selects_per_second(), 1), "MariaDB Com_select, over the k6 run"))
+    clients, peak, rejected, commands = run.redis()
+    lines.append(row("Redis clients", num(clients), f"peak {num(peak)}, rejected connections {num(rejected)}"))
+    lines.append(row("Redis commands/s", num(commands, 1), ""))
+    lines.append("")
+    if run.meta.get("dashboard"):
+        lines.append(row("dashboard", run.meta["dashboard"], "(the API's; up with --keep-running)"))
+    if (run.dir / "report.html").exists():
+        lines.append(row("k6 report", str(run.dir / "report.html"), ""))
+    lines.append(row("results", str(run.dir), ""))
+    for slo in missed:
+        lines.append(f"  missed SLO: {slo}")
+    return "\n".join(lines)
+
+
+def compare(runs):
+    base = runs[0]
+    width = 22
+    head = f"  {'':<20}" + "".join(f"{r.profile:>{width}}" for r in runs)
+    lines = [f"{base.scenario} | {base.meta.get('concerts', '?')} concerts | ratios against {base.profile}", "", head]
+
+    def add(label, values, fmt, ratio_to_base=False):
+        cells = []
+        for i, v in enumerate(values):
+            text = fmt(v)
+            if ratio_to_base and i > 0 and v is not None and values[0]:
+                text += f" ({v / values[0]:.2f}x)"
+            cells.append(f"{text:>{width}}")
+        lines.append(f"  {label:<20}" + "".join(cells))
+
+    add("requests/s", [r.rps() for r in runs], lambda v: num(v, 1), ratio_to_base=True)
+    for i, label in enumerate(["p50 ms", "p95 ms", "p99 ms"]):
+        values = [(r.latency() or (None,) * 4)[i] for r in runs]
+        add(label, values, lambda v: num(v, 1), ratio_to_base=(label == "p99 ms"))
+    add("errors", [r.errors() for r in runs], num)
+    add("dropped iterations", [r.dropped() or 0 for r in runs], num)
+    ratios = [r.hit_ratios() for r in runs]
+    add("hit ratio L1", [h[0] for h in ratios], pct)
+    add("hit ratio L2", [h[1] for h in ratios], pct)
+    add("hit ratio overall", [h[2] for h in ratios], pct)
+    add("DB selects/s", [r.db_selects_per_second() for r in runs], lambda v: num(v, 1))
+    add("Redis clients peak", [r.redis()[1] for r in runs], num)
+    add("Redis rejected conn", [r.redis()[2] for r in runs], num)
+    add("SLOs missed", [len(r.missed_slos()) for r in runs], num)
+    lines.append("")
+    for r in runs:
+        lines.append(f"  {r.profile}: {r.dir}")
+    return "\n".join(lines)
+
+
+def row(label, value, note):
+    return f"  {label:<16}{value:>12}   {note}".rstrip()
+
+
+def num(value, digits=0):
+    if value is None:
+        return "n/a"
+    return f"{value:,.{digits}f}"
+
+
+def pct(value):
+    return "n/a" if value is None else f"{value * 100:.1f}%"
+
+
+def ratio(hits, misses):
+    return hits / (hits + misses) if hits + misses else None
+
+
+def read_meta(path):
+    meta = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                meta[key.strip()] = value.strip()
+    return meta
+
+
+def span(directory):
+    try:
+        return float((directory / "after" / "time.txt").read_text()) - float(
+            (directory / "before" / "time.txt").read_text()
+        )
+    except (OSError, ValueError):
+        return None
+
+
+def prometheus(path):
+    """{metric: {sorted label pairs: value}} from the Prometheus text format."""
+    metrics = {}
+    if not path.exists():
+        return metrics
+    for line in path.read_text().splitlines():
+        match = SAMPLE.match(line)
+        if not match or line.startswith("#"):
+            continue
+        name, labels, value = match.groups()
+        try:
+            number = float(value)
+        except ValueError:
+            continue
+        if math.isnan(number):
+            continue
+        key = tuple(sorted(LABEL.findall(labels or "")))
+        metrics.setdefault(name, {})[key] = number
+    return metrics
+
+
+def mariadb_status(path):
+    status = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            parts = line.split("\t")
+            if len(parts) == 2:
+                status[parts[0]] = parts[1]
+    return status
+
+
+def redis_info(path):
+    info = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            key, sep, value = line.strip().partition(":")
+            if sep and not key.startswith("#"):
+                info[key] = value
+    return info
+
+
+def status_delta(directory, filename, key, parse):
+    before = parse(directory / "before" / filename)
+    after = parse(directory / "after" / filename)
+    try:
+        return float(after[key]) - float(before[key])
+    except (KeyError, ValueError):
+        return None
+
+
+def main(argv):
+    if len(argv) == 3 and argv[1] == "table":
+        print(table(Run(argv[2])))
+    elif len(argv) >= 3 and argv[1] == "compare":
+        print(compare([Run(d) for d in argv[2:]]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# One command for a load test on this machine: gets what is missing (k6, redis-server, mariadb-server,
+# the API jar), starts private Redis and MariaDB on loopback, loads the data, starts the API, replays
+# a k6 scenario and prints a result table. Everything it started stops when it ends or is interrupted.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+K6_VERSION=v1.8.1
+JDK25_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
+PROFILES_COMPARED=(none redis-only cache)
+
+usage() {
+  cat <<EOF
+Usage: loadtests/run.sh [options]
+
+  --scenario NAME    a file in loadtests/scenarios/ without .js (default users-per-second):
+                     $(cd "$ROOT/loadtests/scenarios" && for f in *.js; do printf '%s ' "${f%.js}"; done)
+  --duration D       load duration, k6 syntax (30s, 2m); default per scenario (mostly 60s)
+  --rate N           iterations per second of arrival-rate scenarios (default per scenario)
+  --concerts N       data set size (default 5000)
+  --profile P        cache (two tiers, default), redis-only, none (no cache), or any Spring
+                     profiles, comma-separated
+  --compare          run the scenario against none, redis-only and cache and print them side by side
+  --smoke            a few seconds at a low rate, for CI (SLOs still apply)
+  --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
+  --jdk25            run the API on Temurin 25 with virtual threads
+  --standin          serve the API from loadtests/selftest/standin.py instead of the jar (tests
+                     this runner without Java; no data is loaded)
+  -h, --help
+
+Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
+for the API), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
+Prometheus remote-write URL, for the Grafana dashboards in ops/).
+
+Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
+metric scrapes, API log). Exit status: k6's (0 all SLOs met, 99 an SLO missed); with --compare,
+0 when every run completed.
+EOF
+}
+
+SCENARIO=users-per-second
+DURATION=""
+RATE=""
+CONCERTS=5000
+PROFILE=cache
+COMPARE=false
+SMOKE=false
+KEEP_RUNNING=false
+JDK25=false
+STANDIN=false
+
+while (($#)); do
+  case $1 in
+    --scenario) SCENARIO=${2:?--scenario needs a name}; shift 2 ;;
+    --duration) DURATION=${2:?--duration needs a value}; shift 2 ;;
+    --rate) RATE=${2:?--rate needs a value}; shift 2 ;;
+    --concerts) CONCERTS=${2:?--concerts needs a value}; shift 2 ;;
+    --profile) PROFILE=${2:?--profile needs a value}; shift 2 ;;
+    --compare) COMPARE=true; shift ;;
+    --smoke) SMOKE=true; shift ;;
+    --keep-running) KEEP_RUNNING=true; shift ;;
+    --jdk25) JDK25=true; shift ;;
+    --standin) STANDIN=true; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+die() {
+  echo "run.sh: $*" >&2
+  exit 1
+}
+
+step() {
+  printf '\n==> %s\n' "$*"
+}
+
+[[ -f $ROOT/loadtests/scenarios/$SCENARIO.js ]] || die "no scenario loadtests/scenarios/$SCENARIO.js"
+[[ $CONCERTS =~ ^[1-9][0-9]*$ ]] || die "--concerts must be a positive integer"
+[[ -z $RATE || $RATE =~ ^[1-9][0-9]*$ ]] || die "--rate must be a positive integer"
+# Spring profile names, comma-separated (the ceiling endpoint comes with a profile of its own).
+[[ $PROFILE =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] || die "--profile must be none or Spring profile names"
+
+# shellcheck source=scripts/services.sh
+source "$ROOT/scripts/services.sh"
+trap stop_services EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- tools -------------------------------------------------------------------------------------
+
+find_k6() {
+  local candidate
+  for candidate in "${K6:-}" "$(command -v k6 || true)" "$ROOT/loadtests/.bin/k6" "$HOME/go/bin/k6"; do
+    if [[ -n $candidate && -x $candidate ]]; then
+      echo "$candidate"
+      return
+    fi
+  done
+}
+
+ensure_k6() {
+  K6=$(find_k6)
+  if [[ -n $K6 ]]; then
+    return
+  fi
+  local go
+  go=$(command -v go || true)
+  [[ -n $go ]] || go=/usr/local/go/bin/go
+  if [[ ! -x $go ]]; then
+    die "k6 is not installed and there is no Go to build it. Install Go (https://go.dev/dl/) or k6 $K6_VERSION
+(https://grafana.com/docs/k6/latest/set-up/install-k6/), or point K6=/path/to/k6 at one, and rerun."
+  fi
+  step "building k6 $K6_VERSION into loadtests/.bin (takes a few minutes, once)"
+  GOBIN="$ROOT/loadtests/.bin" "$go" install "go.k6.io/k6@$K6_VERSION"
+  K6=$ROOT/loadtests/.bin/k6
+}
+
+# Debian packages for what is missing, through the repo's installer (apt-get update first, root only).
+ensure_packages() {
+  local missing=()
+  command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing+=(redis-server)
+  { command -v mariadbd >/dev/null || [[ -x /usr/sbin/mariadbd ]]; } && command -v mariadb >/dev/null ||
+    missing+=(mariadb-server)
+  command -v curl >/dev/null || missing+=(curl)
+  command -v python3 >/dev/null || missing+=(python3)
+  if ((${#missing[@]} > 0)); then
+    step "installing ${missing[*]}"
+    "$ROOT/scripts/install-deps.sh" "${missing[@]}" || die "could not install ${missing[*]}"
+  fi
+}
+
+ensure_java() {
+  JAVA=java
+  if $JDK25; then
+    JAVA=$JDK25_HOME/bin/java
+  fi
+  command -v "$JAVA" >/dev/null || die "no $JAVA (a JDK 17+ is needed; --jdk25 expects $JDK25_HOME)"
+}
+
+# Rebuilds when the jar is missing or older than any source or build file of the modules it contains;
+# an API_JAR given from outside is used as it is.
+ensure_jar() {
+  if [[ -n ${API_JAR:-} ]]; then
+    [[ -f $API_JAR ]] || die "API_JAR=$API_JAR does not exist"
+    JAR=$API_JAR
+    return
+  fi
+  JAR=$ROOT/api/target/api.jar
+  if [[ -f $JAR ]] && [[ -z $(find "$ROOT/pom.xml" "$ROOT/api" "$ROOT/cache-config" \
+    \( -path '*/target' -prune \) -o -type f -newer "$JAR" -print -quit 2>/dev/null) ]]; then
+    return
+  fi
+  step "building api/target/api.jar"
+  (cd "$ROOT" && ./mvnw -q -pl api -am package -DskipTests)
+  [[ -f $JAR ]] || die "the build did not produce $JAR"
+}
+
+# --- the API -----------------------------------------------------------------------------------
+
+load_data() {
+  step "loading $CONCERTS concerts (generate profile, seed 42)"
+  local started=$SECONDS
+  if ! "$JAVA" -jar "$JAR" --spring.profiles.active=generate \
+    "--concert-cache.generate.concerts=$CONCERTS" --concert-cache.generate.seed=42 \
+    "${BACKENDS[@]}" >"$RESULTS/generate.log" 2>&1; then
+    tail -n 30 "$RESULTS/generate.log" >&2
+    die "loading data failed; see $RESULTS/generate.log"
+  fi
+  echo "loaded in $((SECONDS - started)) s"
+}
+
+# start_api PROFILE LOG: the API (or its stand-in) on API_PORT/MGMT_PORT, healthy or the run stops.
+start_api() {
+  local profile=$1 log=$2 pid
+  if $STANDIN; then
+    python3 "$ROOT/loadtests/selftest/standin.py" --port "$API_PORT" --management-port "$MGMT_PORT" \
+      --concerts "$CONCERTS" --profile "$profile" --token "$ADMIN_TOKEN" >"$log" 2>&1 &
+  else
+    local args=()
+    [[ $profile == none ]] || args+=("--spring.profiles.active=$profile")
+    ! $JDK25 || args+=(--spring.threads.virtual.enabled=true)
+    # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+      "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
+      --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
+  fi
+  pid=$!
+  service_track api "$pid"
+  local deadline=$((SECONDS + 120))
+  until curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/health" >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
+      tail -n 40 "$log" >&2
+      die "the API ($profile) did not become healthy; see $log"
+    fi
+    sleep 0.5
+  done
+}
+
+# --- measurements ------------------------------------------------------------------------------
+
+# snapshot DIR: the counters report.py subtracts, taken right before and right after k6.
+snapshot() {
+  mkdir -p "$1"
+  date +%s.%N >"$1/time.txt"
+  curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/prometheus" >"$1/prometheus.txt" ||
+    echo "run.sh: warning: could not scrape /actuator/prometheus" >&2
+  mariadb --no-defaults --socket="$DB_SOCKET" -uroot -N -B \
+    -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Questions', 'Max_used_connections')" \
+    >"$1/mariadb.tsv"
+  redis-cli -p "$REDIS_PORT" INFO | tr -d '\r' >"$1/redis.txt"
+}
+
+# Redis connected_clients once a second: the peak during the run is what "max number of clients
+# reached" (seed 004) is about, and a single scrape after the run would miss it.
+start_sampler() {
+  (
+    while sleep 1; do
+      printf '%s %s\n' "$(date +%s)" \
+        "$(redis-cli -p "$REDIS_PORT" INFO clients | tr -d '\r' | sed -n 's/^connected_clients://p')"
+    done
+  ) >"$1" 2>/dev/null &
+  service_track sampler $!
+}
+
+# run_k6 DIR: replays the scenario in the foreground (k6 shows its progress, Ctrl-C reaches it);
+# leaves k6's exit status in K6_STATUS.
+run_k6() {
+  local dir=$1
+  local env=(--env "BASE_URL=http://127.0.0.1:$API_PORT" --env "CONCERTS=$CONCERTS"
+    --env "RESULTS_DIR=$dir" --env "ADMIN_TOKEN=$ADMIN_TOKEN")
+  [[ -z $DURATION ]] || env+=(--env "DURATION=$DURATION")
+  [[ -z $RATE ]] || env+=(--env "RATE=$RATE")
+  local dashboard=()
+  if $SMOKE; then
+    env+=(--env SMOKE=1)
+  else
+    # k6's own live dashboard while the run lasts, and the same as a standalone HTML file after.
+    dashboard=(K6_WEB_DASHBOARD=true K6_WEB_DASHBOARD_HOST=127.0.0.1
+      "K6_WEB_DASHBOARD_PORT=$(free_port 5665)" "K6_WEB_DASHBOARD_EXPORT=$dir/report.html")
+    echo "k6 live dashboard: http://127.0.0.1:${dashboard[2]#*=}"
+  fi
+  local output=()
+  if [[ -n ${K6_PROMETHEUS_RW_SERVER_URL:-} ]]; then
+    # k6's own series for the ops dashboards (ops/README.md), one testid per run.
+    output=(-o experimental-prometheus-rw --tag "testid=$(basename "$dir")")
+    export K6_PROMETHEUS_RW_TREND_STATS=${K6_PROMETHEUS_RW_TREND_STATS:-p(95),p(99),avg}
+  fi
+  K6_STATUS=0
+  env "${dashboard[@]}" "$K6" run "${output[@]}" "${env[@]}" "$ROOT/loadtests/scenarios/$SCENARIO.js" ||
+    K6_STATUS=$?
+}
+
+# measure PROFILE DIR: one run against a freshly started API on an empty Redis.
+measure() {
+  local profile=$1 dir=$2
+  mkdir -p "$dir"
+  redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
+  step "starting the API (profile $profile)"
+  start_api "$profile" "$dir/api.log"
+  step "running $SCENARIO against profile $profile"
+  snapshot "$dir/before"
+  start_sampler "$dir/redis-clients.tsv"
+  run_k6 "$dir"
+  service_stop sampler
+  snapshot "$dir/after"
+  cat >"$dir/meta.txt" <<EOF
+scenario=$SCENARIO
+profile=$profile
+concerts=$CONCERTS
+duration=${DURATION:-default}
+rate=${RATE:-default}
+smoke=$SMOKE
+jdk25=$JDK25
+standin=$STANDIN
+k6_exit=$K6_STATUS
+k6=$("$K6" version | head -n 1)
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
+EOF
+}
+
+# --- main --------------------------------------------------------------------------------------
+
+ensure_packages
+ensure_k6
+if ! $STANDIN; then
+  ensure_java
+  ensure_jar
+fi
+
+# A fresh admin token per run: writes need one, and nothing outside this run should know it.
+ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
+LABEL=$PROFILE
+! $COMPARE || LABEL=compare
+RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$SCENARIO-$LABEL
+mkdir -p "$RESULTS"
+
+step "starting Redis and MariaDB (private, loopback)"
+start_redis || die "Redis did not start"
+start_mariadb || die "MariaDB did not start"
+echo "Redis 127.0.0.1:$REDIS_PORT, MariaDB 127.0.0.1:$DB_PORT"
+BACKENDS=("--spring.datasource.url=$DB_JDBC_URL" --spring.datasource.username=concert
+  --spring.datasource.password=concert --spring.data.redis.host=127.0.0.1 "--spring.data.redis.port=$REDIS_PORT")
+# The contract's ports when free, so the dashboard link is the usual one; any free port otherwise.
+API_PORT=$(free_port 8080)
+MGMT_PORT=$(free_port 8081)
+[[ $MGMT_PORT != "$API_PORT" ]] || MGMT_PORT=$(free_port)
+
+if ! $STANDIN; then
+  load_data
+fi
+
+exit_status=0
+if $COMPARE; then
+  runs=()
+  for profile in "${PROFILES_COMPARED[@]}"; do
+    measure "$profile" "$RESULTS/$profile"
+    runs+=("$RESULTS/$profile")
+    case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
+    if [[ $profile != "${PROFILES_COMPARED[-1]}" ]] || ! $KEEP_RUNNING; then
+      service_stop api
+    fi
+  done
+  step "results"
+  for run in "${runs[@]}"; do
+    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
+  done
+  python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
+else
+  measure "$PROFILE" "$RESULTS"
+  exit_status=$K6_STATUS
+  step "results"
+  python3 "$ROOT/loadtests/lib/report.py" table "$RESULTS" | tee "$RESULTS/table.txt"
+fi
+
+if $KEEP_RUNNING; then
+  step "still running until Ctrl-C"
+  echo "API        http://127.0.0.1:$API_PORT/api/concerts"
+  echo "dashboard  http://127.0.0.1:$MGMT_PORT/dashboard"
+  echo "metrics    http://127.0.0.1:$MGMT_PORT/actuator/prometheus"
+  echo "Redis      redis-cli -p $REDIS_PORT"
+  echo "MariaDB    mariadb --no-defaults -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache"
+  wait -n "${_SERVICE_PIDS[@]}" || true
+fi
+exit "$exit_status"

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2119,SC2120 # free_port's argument is optional
+# Private redis-server and mariadbd for load tests and manual runs: free loopback ports, throwaway
+# directories, nothing shared with a system instance (no /etc/mysql, no /var/lib/redis).
+#
+# As a library:
+#   source scripts/services.sh
+#   trap stop_services EXIT INT TERM
+#   start_redis && start_mariadb          # exports REDIS_PORT, DB_PORT, DB_SOCKET, DB_JDBC_URL
+#   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
+#   service_stop api                      # stops just that one
+#
+# Written to work under `set -euo pipefail` as well as without it.
+#
+# As a command: scripts/services.sh   (starts both, prints the settings, stops both on Ctrl-C)
+
+SERVICES_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Parallel arrays, in start order; stop_services walks them backwards so dependants stop first.
+_SERVICE_NAMES=()
+_SERVICE_PIDS=()
+_SERVICE_DIRS=()
+
+# free_port [PREFERRED]: prints PREFERRED if it can be bound on 127.0.0.1, else a port the kernel
+# picks. Another process could take it before the caller binds, which start_* turn into a clear
+# start-up failure rather than a hang.
+free_port() {
+  python3 - "${1:-0}" <<'PY'
+import socket, sys
+for port in (int(sys.argv[1]), 0):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+        print(s.getsockname()[1])
+        break
+    except OSError:
+        continue
+    finally:
+        s.close()
+PY
+}
+
+# wait_for_port PORT [TIMEOUT_SECONDS [PID]]: succeeds once 127.0.0.1:PORT accepts connections;
+# fails at the timeout, or at once if PID (the server being waited for) has exited.
+wait_for_port() {
+  local port=$1 timeout=${2:-30} pid=${3:-}
+  local deadline=$((SECONDS + timeout))
+  while ((SECONDS < deadline)); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      return 0
+    fi
+    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+      return 1
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# service_track NAME PID [DIR]: stop_services will stop PID and delete DIR.
+service_track() {
+  _SERVICE_NAMES+=("$1")
+  _SERVICE_PIDS+=("$2")
+  _SERVICE_DIRS+=("${3:-}")
+}
+
+# Starts redis-server with the repo's redis/redis.conf; exports REDIS_PORT and REDIS_DIR.
+start_redis() {
+  local dir port pid conf="$SERVICES_ROOT/redis/redis.conf"
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis.XXXXXX") || return 1
+  port=$(free_port) || return 1
+  # The command line wins over the file: port, dir and loopback-only binding are ours to choose.
+  local args=(--port "$port" --dir "$dir" --daemonize no --bind 127.0.0.1 --logfile "$dir/redis.log")
+  if [[ -f $conf ]]; then
+    redis-server "$conf" "${args[@]}" >>"$dir/redis.log" 2>&1 &
+  else
+    # No repo config (yet): a cache needs no persistence either way.
+    redis-server "${args[@]}" --save '' --appendonly no >>"$dir/redis.log" 2>&1 &
+  fi
+  pid=$!
+  service_track redis "$pid" "$dir"
+  if ! wait_for_port "$port" 15 "$pid"; then
+    _service_failed redis "$dir/redis.log"
+    return 1
+  fi
+  export REDIS_PORT=$port REDIS_DIR=$dir
+}
+
+# Starts mariadbd on a fresh data directory with database concert_cache and user concert/concert;
+# exports DB_PORT, DB_SOCKET (root, no password, for status queries), DB_DIR and DB_JDBC_URL.
+start_mariadb() {
+  local dir port pid mariadbd
+  mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd) # /usr/sbin is not on every PATH
+  if [[ ! -x $mariadbd ]]; then
+    echo "services: mariadbd not found (apt-get install mariadb-server)" >&2
+    return 1
+  fi
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-mariadb.XXXXXX") || return 1
+  port=$(free_port) || return 1
+  # mariadbd refuses to run as root unless told to.
+  local user=()
+  if ((EUID == 0)); then
+    user=(--user=root)
+  fi
+  # --no-defaults everywhere: the system's /etc/mysql files would point at its socket and datadir.
+  if ! mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
+    --skip-test-db "${user[@]}" >"$dir/install.log" 2>&1; then
+    service_track mariadb "" "$dir"
+    _service_failed mariadb-install-db "$dir/install.log"
+    return 1
+  fi
+  # Benchmark instance, not a database of record: a 1 GiB buffer pool holds the whole data set, so
+  # reads measure the query path and not the disk; flush_log_at_trx_commit=2 skips the fsync per
+  # commit, which makes the loader's inserts fast, and the data can be regenerated at any time.
+  # utf8mb4 matches what the Debian package configures and what --no-defaults leaves out.
+  "$mariadbd" --no-defaults "${user[@]}" \
+    --datadir="$dir/data" --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" \
+    --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
+    --log-error="$dir/mariadbd.err" \
+    --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
+    --innodb-buffer-pool-size=1G --innodb-flush-log-at-trx-commit=2 --innodb-log-file-size=256M \
+    >>"$dir/mariadbd.err" 2>&1 &
+  pid=$!
+  service_track mariadb "$pid" "$dir"
+  if ! wait_for_port "$port" 60 "$pid"; then
+    _service_failed mariadbd "$dir/mariadbd.err"
+    return 1
+  fi
+  if ! mariadb --no-defaults --socket="$dir/mariadbd.sock" -uroot -e "
+      CREATE DATABASE concert_cache;
+      CREATE USER 'concert'@'%' IDENTIFIED BY 'concert';
+      GRANT ALL PRIVILEGES ON concert_cache.* TO 'concert'@'%';"; then
+    _service_failed mariadbd "$dir/mariadbd.err"
+    return 1
+  fi
+  export DB_PORT=$port DB_SOCKET=$dir/mariadbd.sock DB_DIR=$dir
+  export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache"
+}
+
+# Stops everything tracked, newest first, and deletes the throwaway directories. Safe to call twice
+# and from a trap.
+stop_services() {
+  local i
+  for ((i = ${#_SERVICE_PIDS[@]} - 1; i >= 0; i--)); do
+    _service_stop_at "$i"
+  done
+  _SERVICE_NAMES=()
+  _SERVICE_PIDS=()
+  _SERVICE_DIRS=()
+}
+
+# service_stop NAME: stops (and forgets) the tracked services called NAME.
+service_stop() {
+  local i names=() pids=() dirs=()
+  for ((i = ${#_SERVICE_PIDS[@]} - 1; i >= 0; i--)); do
+    if [[ ${_SERVICE_NAMES[i]} == "$1" ]]; then
+      _service_stop_at "$i"
+    fi
+  done
+  for i in "${!_SERVICE_PIDS[@]}"; do
+    if [[ ${_SERVICE_NAMES[i]} != "$1" ]]; then
+      names+=("${_SERVICE_NAMES[i]}")
+      pids+=("${_SERVICE_PIDS[i]}")
+      dirs+=("${_SERVICE_DIRS[i]}")
+    fi
+  done
+  _SERVICE_NAMES=("${names[@]}")
+  _SERVICE_PIDS=("${pids[@]}")
+  _SERVICE_DIRS=("${dirs[@]}")
+}
+
+# SIGTERM (a clean shutdown for mariadbd, redis-server and Spring Boot), SIGKILL after 30 s.
+_service_stop_at() {
+  local pid=${_SERVICE_PIDS[$1]} dir=${_SERVICE_DIRS[$1]}
+  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    _service_await_exit "$pid" 30 || kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  fi
+  if [[ -n $dir ]]; then
+    rm -rf "$dir"
+  fi
+}
+
+_service_await_exit() {
+  local pid=$1 deadline=$((SECONDS + $2))
+  while kill -0 "$pid" 2>/dev/null; do
+    ((SECONDS < deadline)) || return 1
+    sleep 0.1
+  done
+}
+
+_service_failed() {
+  echo "services: $1 did not start; last lines of $2:" >&2
+  tail -n 20 "$2" >&2 2>/dev/null || true
+}
+
+if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
+  trap stop_services EXIT
+  trap 'exit 130' INT TERM
+  start_redis && start_mariadb || exit 1
+  echo "REDIS_PORT=$REDIS_PORT DB_PORT=$DB_PORT DB_JDBC_URL=$DB_JDBC_URL"
+  echo "Ctrl-C stops both."
+  wait -n "${_SERVICE_PIDS[@]}" # returns on Ctrl-C, or if either server dies
+
+fi
