@@ -27,7 +27,8 @@ function scrape({ l1hit = 0, l1miss = 0, l2hit = 0, l2miss = 0, loads = 0, reque
     'hikaricp_connections_pending{pool="HikariPool-1"} 3.0',
   ];
   for (const [le, count] of Object.entries(buckets)) {
-    lines.push(`http_server_requests_seconds_bucket{method="GET",outcome="SUCCESS",status="200",uri="/api/concerts",le="${le}"} ${count}`);
+    lines.push('http_server_requests_seconds_bucket{method="GET",outcome="SUCCESS",status="200",'
+      + `uri="/api/concerts",le="${le}"} ${count}`);
   }
   return lines.join('\n') + '\n' + extra;
 }
