@@ -9,16 +9,17 @@ import org.springframework.util.ClassUtils;
  * together (ADR-0020).
  *
  * @param shared connections multiplexing all regular commands (Lettuce shares one)
+ * @param reactive the reactive shared connection, opened by Boot's Redis health indicator (1) or not at all (0)
  * @param dedicated long-lived connections of blocking readers and subscribers
  * @param pooled upper bound of the Lettuce pool Boot enables, 0 without a pool, negative for an unbounded pool
  * @param instances expected application instances
  */
-public record RedisConnectionBudget(int shared, int dedicated, int pooled, int instances) {
+public record RedisConnectionBudget(int shared, int reactive, int dedicated, int pooled, int instances) {
 
 	private static final String COMMONS_POOL2 = "org.apache.commons.pool2.ObjectPool";
 
 	public RedisConnectionBudget {
-		Assert.isTrue(shared >= 0 && dedicated >= 0, "connection counts must not be negative");
+		Assert.isTrue(shared >= 0 && reactive >= 0 && dedicated >= 0, "connection counts must not be negative");
 		Assert.isTrue(instances >= 1, "'tiered-cache.redis.expected-instances' must be at least 1");
 	}
 
@@ -27,14 +28,16 @@ public record RedisConnectionBudget(int shared, int dedicated, int pooled, int i
 	 * and dedicated connections (Spring Data Redis borrows the shared connection from the pool too, so this is an
 	 * upper bound); Boot enables the pool when {@code spring.data.redis.lettuce.pool.enabled} is {@code true}, or
 	 * unset while commons-pool2 is on the classpath.
+	 * @param reactiveConnection whether something opens the reactive shared connection (Boot's Redis health
+	 * indicator is reactive whenever Reactor is on the classpath, and Lettuce brings Reactor)
 	 */
 	public static RedisConnectionBudget of(TieredCacheRedisProperties properties,
-			DataRedisProperties dataRedisProperties, ClassLoader classLoader) {
+			DataRedisProperties dataRedisProperties, boolean reactiveConnection, ClassLoader classLoader) {
 		DataRedisProperties.Pool pool = dataRedisProperties.getLettuce().getPool();
 		Boolean enabled = pool.getEnabled();
 		boolean poolEnabled = (enabled != null) ? enabled : ClassUtils.isPresent(COMMONS_POOL2, classLoader);
 		int pooled = poolEnabled ? pool.getMaxActive() : 0;
-		return new RedisConnectionBudget(TieredCacheRedisProperties.SHARED_CONNECTIONS,
+		return new RedisConnectionBudget(TieredCacheRedisProperties.SHARED_CONNECTIONS, reactiveConnection ? 1 : 0,
 				properties.getDedicatedConnections(), pooled, properties.getExpectedInstances());
 	}
 
@@ -46,7 +49,7 @@ public record RedisConnectionBudget(int shared, int dedicated, int pooled, int i
 	/** Connections of one instance, at most. */
 	public int perInstance() {
 		Assert.state(bounded(), "An unbounded pool has no connection budget");
-		return this.shared + this.dedicated + this.pooled;
+		return this.shared + this.reactive + this.dedicated + this.pooled;
 	}
 
 	/** Connections of all expected instances together, at most. */
@@ -56,9 +59,10 @@ public record RedisConnectionBudget(int shared, int dedicated, int pooled, int i
 
 	/** The budget as a sentence for log messages. */
 	public String describe() {
+		String reactive = (this.reactive != 0) ? " + " + this.reactive + " reactive (health)" : "";
 		String pool = (this.pooled != 0) ? " + " + this.pooled + " pooled" : "";
-		return perInstance() + " connection(s) per instance (" + this.shared + " shared + " + this.dedicated
-				+ " dedicated" + pool + ") x " + this.instances + " instance(s) = " + total();
+		return perInstance() + " connection(s) per instance (" + this.shared + " shared" + reactive + " + "
+				+ this.dedicated + " dedicated" + pool + ") x " + this.instances + " instance(s) = " + total();
 	}
 
 }

@@ -8,14 +8,18 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.ClassUtils;
 
 /**
  * Compares the {@link RedisConnectionBudget connection budget} with the server's {@code maxclients} once all beans
- * exist, and warns when the expected instances could take more than their share. It asks {@code CONFIG GET
+ * exist, and warns when the expected instances could take more than their share. The budget counts the shared
+ * connection, the reactive one when Boot's Redis health indicator is the reactive kind, the dedicated connections
+ * of {@code tiered-cache.redis.dedicated-connections}, and an enabled pool. It asks {@code CONFIG GET
  * maxclients}, then {@code INFO clients} (which also reports {@code maxclients}), over the shared connection, so it
  * opens no connection of its own; a server that refuses both is skipped with a debug message.
  * <p>
@@ -26,31 +30,45 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 
 	private static final Log logger = LogFactory.getLog(RedisConnectionBudgetCheck.class);
 
-	private final ObjectProvider<RedisConnectionFactory> connectionFactory;
+	private static final String REACTIVE_HEALTH_CONTRIBUTOR = "org.springframework.boot.health.contributor."
+			+ "ReactiveHealthContributor";
 
-	private final RedisConnectionBudget budget;
+	private final ListableBeanFactory beanFactory;
 
-	private final TieredCacheRedisProperties.StartupCheck properties;
+	private final TieredCacheRedisProperties properties;
 
-	public RedisConnectionBudgetCheck(ObjectProvider<RedisConnectionFactory> connectionFactory,
-			RedisConnectionBudget budget, TieredCacheRedisProperties.StartupCheck properties) {
-		this.connectionFactory = connectionFactory;
-		this.budget = budget;
+	private final DataRedisProperties dataRedisProperties;
+
+	private @Nullable RedisConnectionBudget budget;
+
+	public RedisConnectionBudgetCheck(ListableBeanFactory beanFactory, TieredCacheRedisProperties properties,
+			DataRedisProperties dataRedisProperties) {
+		this.beanFactory = beanFactory;
 		this.properties = properties;
+		this.dataRedisProperties = dataRedisProperties;
+	}
+
+	/** The budget the check compared, once it has run. */
+	@Nullable RedisConnectionBudget budget() {
+		return this.budget;
 	}
 
 	@Override
 	public void afterSingletonsInstantiated() {
-		RedisConnectionFactory factory = this.connectionFactory.getIfUnique();
+		RedisConnectionFactory factory = this.beanFactory.getBeanProvider(RedisConnectionFactory.class)
+			.getIfUnique();
 		if (factory == null) {
 			return;
 		}
+		RedisConnectionBudget budget = RedisConnectionBudget.of(this.properties, this.dataRedisProperties,
+				hasReactiveHealthIndicator(), getClass().getClassLoader());
+		this.budget = budget;
 		ServerClients server;
 		try (RedisConnection connection = factory.getConnection()) {
 			server = ServerClients.read(connection);
 		}
 		catch (RuntimeException ex) {
-			if (this.properties.isFailOnAuthenticationError() && isAuthenticationFailure(ex)) {
+			if (this.properties.getStartupCheck().isFailOnAuthenticationError() && isAuthenticationFailure(ex)) {
 				throw new IllegalStateException("Redis rejected the configured credentials (" + rootMessage(ex)
 						+ "): check spring.data.redis.username and spring.data.redis.password", ex);
 			}
@@ -59,31 +77,41 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 			logger.debug("Redis connection failure", ex);
 			return;
 		}
-		check(server);
+		check(server, budget);
 	}
 
-	private void check(ServerClients server) {
+	private boolean hasReactiveHealthIndicator() {
+		if (!this.beanFactory.containsBean("redisHealthContributor")) {
+			return false;
+		}
+		Class<?> type = this.beanFactory.getType("redisHealthContributor", false);
+		return type != null && ClassUtils.isPresent(REACTIVE_HEALTH_CONTRIBUTOR, getClass().getClassLoader())
+				&& ClassUtils.resolveClassName(REACTIVE_HEALTH_CONTRIBUTOR, getClass().getClassLoader())
+					.isAssignableFrom(type);
+	}
+
+	private void check(ServerClients server, RedisConnectionBudget budget) {
 		if (server.maxClients() == null) {
 			logger.debug("Redis connection budget not checked: the server reports no maxclients to this client");
 			return;
 		}
 		long maxClients = server.maxClients();
-		long share = (long) Math.floor(maxClients * this.properties.getMaxClientsShare());
-		String limit = share + " (" + Math.round(this.properties.getMaxClientsShare() * 100) + "% of maxclients "
-				+ maxClients + ")";
-		if (!this.budget.bounded()) {
+		double shareFraction = this.properties.getStartupCheck().getMaxClientsShare();
+		long share = (long) Math.floor(maxClients * shareFraction);
+		String limit = share + " (" + Math.round(shareFraction * 100) + "% of maxclients " + maxClients + ")";
+		if (!budget.bounded()) {
 			logger.warn("Redis connection budget is unbounded: spring.data.redis.lettuce.pool.max-active is negative"
 					+ ", so instances can open any number of connections against a share of " + limit
 					+ ". Set max-active, or disable the pool (ADR-0020).");
 		}
-		else if (this.budget.total() > share) {
-			logger.warn("Redis connection budget exceeds the server's limit: " + this.budget.describe() + " > "
+		else if (budget.total() > share) {
+			logger.warn("Redis connection budget exceeds the server's limit: " + budget.describe() + " > "
 					+ limit + ". Raise maxclients (redis.conf and the file-descriptor limit of redis-server), or "
 					+ "lower tiered-cache.redis.expected-instances, tiered-cache.redis.dedicated-connections or the "
 					+ "pool size (ADR-0020).");
 		}
 		else {
-			logger.info("Redis connection budget: " + this.budget.describe() + " <= " + limit);
+			logger.info("Redis connection budget: " + budget.describe() + " <= " + limit);
 		}
 		if (server.connectedClients() != null && server.connectedClients() > share) {
 			logger.warn("Redis already has " + server.connectedClients() + " connected clients, more than " + limit

@@ -2,7 +2,7 @@ package dev.concertcache.tiered.redis;
 
 import io.lettuce.core.RedisClient;
 
-import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -14,7 +14,6 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
-import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.StringUtils;
 
@@ -59,12 +58,9 @@ public final class TieredCacheRedisClientAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnProperty(name = "tiered-cache.redis.startup-check.enabled", matchIfMissing = true)
-	RedisConnectionBudgetCheck tieredCacheRedisConnectionBudgetCheck(
-			ObjectProvider<RedisConnectionFactory> connectionFactory, TieredCacheRedisProperties properties,
-			DataRedisProperties dataRedisProperties) {
-		ClassLoader classLoader = TieredCacheRedisClientAutoConfiguration.class.getClassLoader();
-		RedisConnectionBudget budget = RedisConnectionBudget.of(properties, dataRedisProperties, classLoader);
-		return new RedisConnectionBudgetCheck(connectionFactory, budget, properties.getStartupCheck());
+	RedisConnectionBudgetCheck tieredCacheRedisConnectionBudgetCheck(ListableBeanFactory beanFactory,
+			TieredCacheRedisProperties properties, DataRedisProperties dataRedisProperties) {
+		return new RedisConnectionBudgetCheck(beanFactory, properties, dataRedisProperties);
 	}
 
 }

@@ -193,7 +193,8 @@ class MaxClientsReproductionTests {
 			report("tuned, server full, 64 threads x 5 GETs", concurrent, -1);
 			assertThat(concurrent.failures()).hasSize(320)
 				.allSatisfy((failure) -> assertThat(failure).isInstanceOf(RedisConnectionFailureException.class));
-			assertThat(concurrent.slowestMillis()).isLessThan(4 * COMMAND_TIMEOUT.toMillis());
+			// Observed 190-480 ms on a loaded 2-core machine; the bound only rules out a hang (Lettuce's 60 s).
+			assertThat(concurrent.slowestMillis()).isLessThan(2000);
 			// Slots free again: the next command connects, no restart needed.
 			occupied.forEach(RawRedis::close);
 			await().atMost(Duration.ofSeconds(5))

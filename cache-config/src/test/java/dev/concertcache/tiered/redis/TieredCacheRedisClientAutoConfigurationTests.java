@@ -157,7 +157,7 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	void budgetCountsSharedAndDedicatedConnections() {
 		TieredCacheRedisProperties properties = new TieredCacheRedisProperties();
 		properties.setExpectedInstances(4);
-		RedisConnectionBudget budget = RedisConnectionBudget.of(properties, poolDisabled(), getClass().getClassLoader());
+		RedisConnectionBudget budget = RedisConnectionBudget.of(properties, poolDisabled(), false, getClass().getClassLoader());
 		assertThat(budget.perInstance()).isEqualTo(2);
 		assertThat(budget.total()).isEqualTo(8);
 	}
@@ -167,12 +167,22 @@ class TieredCacheRedisClientAutoConfigurationTests {
 		DataRedisProperties dataRedis = poolDisabled();
 		dataRedis.getLettuce().getPool().setEnabled(true);
 		dataRedis.getLettuce().getPool().setMaxActive(8);
-		RedisConnectionBudget budget = RedisConnectionBudget.of(new TieredCacheRedisProperties(), dataRedis,
+		RedisConnectionBudget budget = RedisConnectionBudget.of(new TieredCacheRedisProperties(), dataRedis, false,
 				getClass().getClassLoader());
 		assertThat(budget.perInstance()).isEqualTo(10);
 		dataRedis.getLettuce().getPool().setMaxActive(-1);
-		assertThat(RedisConnectionBudget.of(new TieredCacheRedisProperties(), dataRedis, getClass().getClassLoader())
+		assertThat(RedisConnectionBudget
+			.of(new TieredCacheRedisProperties(), dataRedis, false, getClass().getClassLoader())
 			.bounded()).isFalse();
+	}
+
+	@Test
+	void budgetCountsTheReactiveConnectionOfTheHealthIndicator() {
+		RedisConnectionBudget budget = RedisConnectionBudget.of(new TieredCacheRedisProperties(), poolDisabled(), true,
+				getClass().getClassLoader());
+		assertThat(budget.perInstance()).isEqualTo(3);
+		assertThat(budget.describe()).startsWith("3 connection(s) per instance (1 shared + 1 reactive (health) + 1 "
+				+ "dedicated) x 1 instance(s) = 3");
 	}
 
 	private static DataRedisProperties poolDisabled() {
