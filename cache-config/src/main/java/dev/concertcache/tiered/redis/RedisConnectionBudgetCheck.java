@@ -4,6 +4,7 @@ import java.util.Locale;
 import java.util.Properties;
 
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -24,11 +25,19 @@ import org.springframework.util.ClassUtils;
  * opens no connection of its own; a server that refuses both is skipped with a debug message.
  * <p>
  * Redis being unreachable does not stop the application (the cache degrades to the database), but rejected
- * credentials do: they are a configuration error that no retry will fix.
+ * credentials do: they are a configuration error that no retry will fix. As a side effect the check opens the
+ * shared connection before the first request needs it.
  */
 public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 
 	private static final Log logger = LogFactory.getLog(RedisConnectionBudgetCheck.class);
+
+	/**
+	 * Attempts when the connection or a command times out. The first connection of a cold JVM loads Netty and
+	 * Lettuce while its handshake runs against the command timeout (spring.data.redis.timeout): on a busy
+	 * machine that can exceed 250 ms once, and then succeed. Refusals and rejected credentials are not retried.
+	 */
+	private static final int ATTEMPTS = 3;
 
 	private static final String REACTIVE_HEALTH_CONTRIBUTOR = "org.springframework.boot.health.contributor."
 			+ "ReactiveHealthContributor";
@@ -63,19 +72,25 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 		RedisConnectionBudget budget = RedisConnectionBudget.of(this.properties, this.dataRedisProperties,
 				hasReactiveHealthIndicator(), getClass().getClassLoader());
 		this.budget = budget;
-		ServerClients server;
-		try (RedisConnection connection = factory.getConnection()) {
-			server = ServerClients.read(connection);
-		}
-		catch (RuntimeException ex) {
-			if (this.properties.getStartupCheck().isFailOnAuthenticationError() && isAuthenticationFailure(ex)) {
-				throw new IllegalStateException("Redis rejected the configured credentials (" + rootMessage(ex)
-						+ "): check spring.data.redis.username and spring.data.redis.password", ex);
+		ServerClients server = null;
+		for (int attempt = 1; server == null; attempt++) {
+			try (RedisConnection connection = factory.getConnection()) {
+				server = ServerClients.read(connection);
 			}
-			logger.warn("Redis connection budget not checked, Redis is not reachable (" + rootMessage(ex)
-					+ "); the cache serves from the local tier and the database until it is");
-			logger.debug("Redis connection failure", ex);
-			return;
+			catch (RuntimeException ex) {
+				if (attempt < ATTEMPTS && isTimeout(ex)) {
+					logger.debug("Redis connection budget check timed out (" + rootMessage(ex) + "), trying again");
+					continue;
+				}
+				if (this.properties.getStartupCheck().isFailOnAuthenticationError() && isAuthenticationFailure(ex)) {
+					throw new IllegalStateException("Redis rejected the configured credentials (" + rootMessage(ex)
+							+ "): check spring.data.redis.username and spring.data.redis.password", ex);
+				}
+				logger.warn("Redis connection budget not checked, Redis is not reachable (" + rootMessage(ex)
+						+ "); the cache serves from the local tier and the database until it is");
+				logger.debug("Redis connection failure", ex);
+				return;
+			}
 		}
 		check(server, budget);
 	}
@@ -128,6 +143,15 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 			}
 			if (cause.getCause() == cause) {
 				break;
+			}
+		}
+		return false;
+	}
+
+	private static boolean isTimeout(Throwable ex) {
+		for (Throwable cause = ex; cause != null && cause.getCause() != cause; cause = cause.getCause()) {
+			if (cause instanceof RedisCommandTimeoutException) {
+				return true;
 			}
 		}
 		return false;

@@ -5,7 +5,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.logging.LogLevel;
+import org.springframework.boot.logging.LoggingSystem;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -66,6 +69,36 @@ class RedisConnectionBudgetCheckTests {
 		}
 		contextRunner().withPropertyValues("tiered-cache.redis.expected-instances=5")
 			.run((context) -> assertThat(output).contains("exceeds").contains("maxclients 10"));
+	}
+
+	@Test
+	void retriesAConnectionWhoseHandshakeTimedOut(CapturedOutput output) {
+		// A paused server answers the handshake late, as a cold JVM on a busy machine can: the first attempt
+		// times out after spring.data.redis.timeout (250 ms), the second one goes through once the pause ends.
+		start("--maxclients", "10");
+		// A first context loads Netty and Lettuce, so that the paused one below is the only slow part.
+		contextRunner().run((context) -> assertThat(context).hasNotFailed());
+		SmartInitializingSingleton pauseJustBeforeTheCheck = () -> {
+			try (RawRedis raw = RawRedis.connect(this.redis.port())) {
+				assertThat(raw.command("CLIENT PAUSE 400 ALL")).isEqualTo("+OK");
+			}
+		};
+		LoggingSystem logging = LoggingSystem.get(getClass().getClassLoader());
+		logging.setLogLevel(RedisConnectionBudgetCheck.class.getName(), LogLevel.DEBUG);
+		try {
+			// User beans come before auto-configurations, so this pause starts right before the check.
+			contextRunner().withBean("pause", SmartInitializingSingleton.class, () -> pauseJustBeforeTheCheck)
+				.run((context) -> {
+					assertThat(context).hasNotFailed();
+					assertThat(output).contains("timed out (RedisCommandTimeoutException")
+						.contains("trying again")
+						.contains("Redis connection budget: 2 connection(s) per instance")
+						.doesNotContain("not checked");
+				});
+		}
+		finally {
+			logging.setLogLevel(RedisConnectionBudgetCheck.class.getName(), null);
+		}
 	}
 
 	@Test
