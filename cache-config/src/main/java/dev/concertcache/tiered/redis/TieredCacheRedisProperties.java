@@ -2,10 +2,7 @@ package dev.concertcache.tiered.redis;
 
 import java.time.Duration;
 
-import io.lettuce.core.ClientOptions;
 import io.lettuce.core.ClientOptions.DisconnectedBehavior;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -53,7 +50,7 @@ public class TieredCacheRedisProperties {
 	/**
 	 * Whether to reconnect automatically after the connection is lost.
 	 */
-	private boolean autoReconnect = ClientOptions.DEFAULT_AUTO_RECONNECT;
+	private boolean autoReconnect = true;
 
 	/**
 	 * Number of application instances expected to share the Redis server. The start-up check multiplies the
@@ -197,7 +194,9 @@ public class TieredCacheRedisProperties {
 
 	/**
 	 * Redis Cluster topology handling, applied only when {@code spring.data.redis.cluster.nodes} is set. The periodic
-	 * refresh and dynamic refresh sources stay under {@code spring.data.redis.lettuce.cluster.refresh.*}.
+	 * refresh and dynamic refresh sources stay under {@code spring.data.redis.lettuce.cluster.refresh.*}. Defaults
+	 * other than the refresh timeout are Lettuce's (written as literals so that they appear in the configuration
+	 * metadata).
 	 */
 	public static class Cluster {
 
@@ -214,12 +213,12 @@ public class TieredCacheRedisProperties {
 		/**
 		 * Number of failed reconnect attempts after which a topology refresh is triggered.
 		 */
-		private int refreshTriggersReconnectAttempts = ClusterTopologyRefreshOptions.DEFAULT_REFRESH_TRIGGERS_RECONNECT_ATTEMPTS;
+		private int refreshTriggersReconnectAttempts = 5;
 
 		/**
 		 * Maximum number of MOVED/ASK redirects followed for one command.
 		 */
-		private int maxRedirects = ClusterClientOptions.DEFAULT_MAX_REDIRECTS;
+		private int maxRedirects = 5;
 
 		public Duration getAdaptiveRefreshTimeout() {
 			return this.adaptiveRefreshTimeout;

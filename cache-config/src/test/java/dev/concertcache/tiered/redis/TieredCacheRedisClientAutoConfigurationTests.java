@@ -154,6 +154,15 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	}
 
 	@Test
+	void literalDefaultsMatchLettuces() {
+		TieredCacheRedisProperties properties = new TieredCacheRedisProperties();
+		assertThat(properties.isAutoReconnect()).isEqualTo(ClientOptions.DEFAULT_AUTO_RECONNECT);
+		assertThat(properties.getCluster().getMaxRedirects()).isEqualTo(ClusterClientOptions.DEFAULT_MAX_REDIRECTS);
+		assertThat(properties.getCluster().getRefreshTriggersReconnectAttempts())
+			.isEqualTo(ClusterTopologyRefreshOptions.DEFAULT_REFRESH_TRIGGERS_RECONNECT_ATTEMPTS);
+	}
+
+	@Test
 	void budgetCountsSharedAndDedicatedConnections() {
 		TieredCacheRedisProperties properties = new TieredCacheRedisProperties();
 		properties.setExpectedInstances(4);
