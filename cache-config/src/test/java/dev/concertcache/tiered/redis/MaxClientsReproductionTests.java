@@ -234,7 +234,8 @@ class MaxClientsReproductionTests {
 				.rootCause()
 				.hasMessageContaining("WRONGPASS");
 		});
-		tunedContext().withPropertyValues("spring.data.redis.password=wrong", "tiered-cache.redis.startup-check.enabled=false")
+		tunedContext()
+			.withPropertyValues("spring.data.redis.password=wrong", "tiered-cache.redis.startup-check.enabled=false")
 			.run((context) -> {
 				StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
 				long begin = System.nanoTime();

@@ -166,7 +166,8 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	void budgetCountsSharedAndDedicatedConnections() {
 		TieredCacheRedisProperties properties = new TieredCacheRedisProperties();
 		properties.setExpectedInstances(4);
-		RedisConnectionBudget budget = RedisConnectionBudget.of(properties, poolDisabled(), false, getClass().getClassLoader());
+		RedisConnectionBudget budget = RedisConnectionBudget.of(properties, poolDisabled(), false,
+				getClass().getClassLoader());
 		assertThat(budget.perInstance()).isEqualTo(2);
 		assertThat(budget.total()).isEqualTo(8);
 	}
