@@ -40,8 +40,9 @@ import static org.awaitility.Awaitility.await;
  * connections and fail with the max-clients error.</li>
  * <li>The tuned setup serves the same burst, and 2000 GETs in flight at once (200 times the limit), over one
  * connection, without errors and without opening a single connection while doing so.</li>
- * <li>When the server refuses connections, or the connection is lost, or the password is wrong, every command fails
- * in milliseconds instead of waiting for a timeout, and the client recovers on its own.</li>
+ * <li>When the server refuses connections or the connection is lost, every command fails in milliseconds instead of
+ * waiting for a timeout, and the client recovers on its own once the server is back. A wrong or missing password
+ * stops start-up with a clear message, and fails a command in milliseconds when the check is off.</li>
  * </ul>
  * The figures each test prints are the ones quoted in ADR-0020.
  */
