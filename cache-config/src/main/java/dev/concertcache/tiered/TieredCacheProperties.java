@@ -1,12 +1,35 @@
 package dev.concertcache.tiered;
 
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
- * Configuration of the two-tier cache.
+ * Configuration of the two-tier cache: the mode, the defaults of every cache and their per-cache overrides
+ * ({@code tiered-cache.caches.<name>.*}), and the Redis-side settings of invalidation, locking and failure
+ * handling.
+ *
+ * @author concert-cache
  */
 @ConfigurationProperties("tiered-cache")
 public class TieredCacheProperties {
+
+	/** Default L1 (Caffeine) time to live. */
+	public static final Duration DEFAULT_L1_TTL = Duration.ofSeconds(30);
+
+	/** Default L2 (Redis) time to live. */
+	public static final Duration DEFAULT_L2_TTL = Duration.ofMinutes(10);
+
+	/** Default time to live of an absent result, in both tiers. */
+	public static final Duration DEFAULT_ABSENT_TTL = Duration.ofSeconds(5);
+
+	/** Default maximum number of L1 entries per cache. */
+	public static final long DEFAULT_L1_MAXIMUM_SIZE = 10_000;
+
+	/** Default jitter: every TTL is spread by up to this fraction either way. */
+	public static final double DEFAULT_JITTER = 0.1;
 
 	/**
 	 * Which tiers serve reads: NONE calls the loader every time (the baseline), REDIS uses Redis only,
@@ -14,12 +37,76 @@ public class TieredCacheProperties {
 	 */
 	private Mode mode = Mode.NONE;
 
+	/**
+	 * First segment of every Redis key and of the invalidation stream. Change it to start over with an empty
+	 * L2 after an incompatible change of the cached types.
+	 */
+	private String keyPrefix = "tiered-cache";
+
+	/**
+	 * Identity of this instance in invalidation messages, so that it skips its own. By default a random UUID
+	 * per start.
+	 */
+	private String instanceId;
+
+	/**
+	 * Settings of every cache that has no override.
+	 */
+	private final CacheDefaults defaults = new CacheDefaults();
+
+	/**
+	 * Per-cache overrides of the defaults, by cache name.
+	 */
+	private final Map<String, CacheOverrides> caches = new LinkedHashMap<>();
+
+	private final Invalidation invalidation = new Invalidation();
+
+	private final Lock lock = new Lock();
+
+	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
 	public Mode getMode() {
 		return this.mode;
 	}
 
 	public void setMode(Mode mode) {
 		this.mode = mode;
+	}
+
+	public String getKeyPrefix() {
+		return this.keyPrefix;
+	}
+
+	public void setKeyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+	}
+
+	public String getInstanceId() {
+		return this.instanceId;
+	}
+
+	public void setInstanceId(String instanceId) {
+		this.instanceId = instanceId;
+	}
+
+	public CacheDefaults getDefaults() {
+		return this.defaults;
+	}
+
+	public Map<String, CacheOverrides> getCaches() {
+		return this.caches;
+	}
+
+	public Invalidation getInvalidation() {
+		return this.invalidation;
+	}
+
+	public Lock getLock() {
+		return this.lock;
+	}
+
+	public CircuitBreaker getCircuitBreaker() {
+		return this.circuitBreaker;
 	}
 
 	/** Which tiers serve reads. */
@@ -33,6 +120,358 @@ public class TieredCacheProperties {
 
 		/** Caffeine in process, then Redis. */
 		TIERED
+
+	}
+
+	/**
+	 * Settings of a cache that has no override.
+	 */
+	public static class CacheDefaults {
+
+		/**
+		 * Time an entry stays in the in-process tier. Must be shorter than l2-ttl.
+		 */
+		private Duration l1Ttl = DEFAULT_L1_TTL;
+
+		/**
+		 * Time an entry stays in Redis.
+		 */
+		private Duration l2Ttl = DEFAULT_L2_TTL;
+
+		/**
+		 * Time an absent result (no such row) stays cached, in both tiers. At most l2-ttl.
+		 */
+		private Duration absentTtl = DEFAULT_ABSENT_TTL;
+
+		/**
+		 * Maximum number of entries in the in-process tier of one cache.
+		 */
+		private long l1MaximumSize = DEFAULT_L1_MAXIMUM_SIZE;
+
+		/**
+		 * Fraction by which every time to live is spread either way, so that entries written together do not
+		 * expire together. Between 0 and 0.5.
+		 */
+		private double jitter = DEFAULT_JITTER;
+
+		public Duration getL1Ttl() {
+			return this.l1Ttl;
+		}
+
+		public void setL1Ttl(Duration l1Ttl) {
+			this.l1Ttl = l1Ttl;
+		}
+
+		public Duration getL2Ttl() {
+			return this.l2Ttl;
+		}
+
+		public void setL2Ttl(Duration l2Ttl) {
+			this.l2Ttl = l2Ttl;
+		}
+
+		public Duration getAbsentTtl() {
+			return this.absentTtl;
+		}
+
+		public void setAbsentTtl(Duration absentTtl) {
+			this.absentTtl = absentTtl;
+		}
+
+		public long getL1MaximumSize() {
+			return this.l1MaximumSize;
+		}
+
+		public void setL1MaximumSize(long l1MaximumSize) {
+			this.l1MaximumSize = l1MaximumSize;
+		}
+
+		public double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(double jitter) {
+			this.jitter = jitter;
+		}
+
+	}
+
+	/**
+	 * Overrides of the defaults for one cache; an unset field keeps the default.
+	 */
+	public static class CacheOverrides {
+
+		/**
+		 * Time an entry stays in the in-process tier. Must be shorter than l2-ttl.
+		 */
+		private Duration l1Ttl;
+
+		/**
+		 * Time an entry stays in Redis.
+		 */
+		private Duration l2Ttl;
+
+		/**
+		 * Time an absent result (no such row) stays cached, in both tiers. At most l2-ttl.
+		 */
+		private Duration absentTtl;
+
+		/**
+		 * Maximum number of entries in the in-process tier of this cache.
+		 */
+		private Long l1MaximumSize;
+
+		/**
+		 * Fraction by which every time to live is spread either way. Between 0 and 0.5.
+		 */
+		private Double jitter;
+
+		public Duration getL1Ttl() {
+			return this.l1Ttl;
+		}
+
+		public void setL1Ttl(Duration l1Ttl) {
+			this.l1Ttl = l1Ttl;
+		}
+
+		public Duration getL2Ttl() {
+			return this.l2Ttl;
+		}
+
+		public void setL2Ttl(Duration l2Ttl) {
+			this.l2Ttl = l2Ttl;
+		}
+
+		public Duration getAbsentTtl() {
+			return this.absentTtl;
+		}
+
+		public void setAbsentTtl(Duration absentTtl) {
+			this.absentTtl = absentTtl;
+		}
+
+		public Long getL1MaximumSize() {
+			return this.l1MaximumSize;
+		}
+
+		public void setL1MaximumSize(Long l1MaximumSize) {
+			this.l1MaximumSize = l1MaximumSize;
+		}
+
+		public Double getJitter() {
+			return this.jitter;
+		}
+
+		public void setJitter(Double jitter) {
+			this.jitter = jitter;
+		}
+
+	}
+
+	/**
+	 * Cross-instance invalidation through a Redis stream.
+	 */
+	public static class Invalidation {
+
+		/**
+		 * Approximate number of messages the invalidation stream keeps. An instance that falls further behind
+		 * than this flushes its whole L1.
+		 */
+		private long streamMaxLength = 10_000;
+
+		/**
+		 * How long one blocking read of the stream waits for a message before it is issued again.
+		 */
+		private Duration blockTimeout = Duration.ofSeconds(2);
+
+		/**
+		 * Time an eviction's tombstone stays in Redis. A load that started before an eviction and takes longer
+		 * than this does not write to Redis.
+		 */
+		private Duration tombstoneTtl = Duration.ofSeconds(30);
+
+		/**
+		 * Maximum number of evictions kept in memory while Redis cannot be reached. Past it, every cache is
+		 * evicted as a whole once Redis is back.
+		 */
+		private int pendingMaximumSize = 10_000;
+
+		/**
+		 * Interval between attempts to send evictions that could not reach Redis.
+		 */
+		private Duration retryInterval = Duration.ofSeconds(1);
+
+		public long getStreamMaxLength() {
+			return this.streamMaxLength;
+		}
+
+		public void setStreamMaxLength(long streamMaxLength) {
+			this.streamMaxLength = streamMaxLength;
+		}
+
+		public Duration getBlockTimeout() {
+			return this.blockTimeout;
+		}
+
+		public void setBlockTimeout(Duration blockTimeout) {
+			this.blockTimeout = blockTimeout;
+		}
+
+		public Duration getTombstoneTtl() {
+			return this.tombstoneTtl;
+		}
+
+		public void setTombstoneTtl(Duration tombstoneTtl) {
+			this.tombstoneTtl = tombstoneTtl;
+		}
+
+		public int getPendingMaximumSize() {
+			return this.pendingMaximumSize;
+		}
+
+		public void setPendingMaximumSize(int pendingMaximumSize) {
+			this.pendingMaximumSize = pendingMaximumSize;
+		}
+
+		public Duration getRetryInterval() {
+			return this.retryInterval;
+		}
+
+		public void setRetryInterval(Duration retryInterval) {
+			this.retryInterval = retryInterval;
+		}
+
+	}
+
+	/**
+	 * The per-key Redis lock that lets one instance load a cold key while the others wait for it.
+	 */
+	public static class Lock {
+
+		/**
+		 * Time the lock is held at most, and the longest other instances wait for the holder before they load
+		 * by themselves.
+		 */
+		private Duration ttl = Duration.ofSeconds(2);
+
+		/**
+		 * Interval at which a waiting instance looks for the holder's value in Redis.
+		 */
+		private Duration pollInterval = Duration.ofMillis(20);
+
+		public Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(Duration ttl) {
+			this.ttl = ttl;
+		}
+
+		public Duration getPollInterval() {
+			return this.pollInterval;
+		}
+
+		public void setPollInterval(Duration pollInterval) {
+			this.pollInterval = pollInterval;
+		}
+
+	}
+
+	/**
+	 * The circuit breaker around every Redis call ({@code tiered-cache-redis}).
+	 */
+	public static class CircuitBreaker {
+
+		/**
+		 * Percentage of failed calls in the sliding window that opens the breaker.
+		 */
+		private float failureRateThreshold = 50;
+
+		/**
+		 * Duration above which a Redis call counts as slow. Keep it below spring.data.redis.timeout.
+		 */
+		private Duration slowCallDurationThreshold = Duration.ofMillis(200);
+
+		/**
+		 * Percentage of slow calls in the sliding window that opens the breaker.
+		 */
+		private float slowCallRateThreshold = 80;
+
+		/**
+		 * Number of most recent calls the failure and slow-call rates are computed over.
+		 */
+		private int slidingWindowSize = 20;
+
+		/**
+		 * Number of calls the window needs before the rates are computed.
+		 */
+		private int minimumNumberOfCalls = 10;
+
+		/**
+		 * Time the breaker stays open (Redis skipped) before it lets trial calls through.
+		 */
+		private Duration waitDurationInOpenState = Duration.ofSeconds(2);
+
+		/**
+		 * Number of trial calls in the half-open state.
+		 */
+		private int permittedNumberOfCallsInHalfOpenState = 3;
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
+		}
+
+		public Duration getSlowCallDurationThreshold() {
+			return this.slowCallDurationThreshold;
+		}
+
+		public void setSlowCallDurationThreshold(Duration slowCallDurationThreshold) {
+			this.slowCallDurationThreshold = slowCallDurationThreshold;
+		}
+
+		public float getSlowCallRateThreshold() {
+			return this.slowCallRateThreshold;
+		}
+
+		public void setSlowCallRateThreshold(float slowCallRateThreshold) {
+			this.slowCallRateThreshold = slowCallRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedNumberOfCallsInHalfOpenState() {
+			return this.permittedNumberOfCallsInHalfOpenState;
+		}
+
+		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
+			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
+		}
 
 	}
 

@@ -1,0 +1,92 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+import dev.concertcache.tiered.TieredCacheProperties.CacheDefaults;
+import dev.concertcache.tiered.TieredCacheProperties.CacheOverrides;
+
+/**
+ * The resolved settings of one cache: its overrides over the defaults, checked once.
+ *
+ * @param l1Ttl time an entry stays in the in-process tier
+ * @param l2Ttl time an entry stays in Redis
+ * @param absentTtl time an absent result stays cached, in both tiers
+ * @param l1MaximumSize maximum number of in-process entries
+ * @param jitter fraction by which each time to live is spread either way
+ */
+record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1MaximumSize, double jitter) {
+
+	static final double MAXIMUM_JITTER = 0.5;
+
+	static CacheSpec of(CacheDefaults defaults) {
+		return new CacheSpec(defaults.getL1Ttl(), defaults.getL2Ttl(), defaults.getAbsentTtl(),
+				defaults.getL1MaximumSize(), defaults.getJitter());
+	}
+
+	CacheSpec with(CacheOverrides overrides) {
+		if (overrides == null) {
+			return this;
+		}
+		return new CacheSpec((overrides.getL1Ttl() != null) ? overrides.getL1Ttl() : this.l1Ttl,
+				(overrides.getL2Ttl() != null) ? overrides.getL2Ttl() : this.l2Ttl,
+				(overrides.getAbsentTtl() != null) ? overrides.getAbsentTtl() : this.absentTtl,
+				(overrides.getL1MaximumSize() != null) ? overrides.getL1MaximumSize() : this.l1MaximumSize,
+				(overrides.getJitter() != null) ? overrides.getJitter() : this.jitter);
+	}
+
+	/**
+	 * Checks that the settings make sense together.
+	 * @param where the property path the settings come from, for the message
+	 * @return this spec
+	 * @throws IllegalStateException naming the property and both values otherwise
+	 */
+	CacheSpec validate(String where) {
+		requirePositive(where + ".l1-ttl", this.l1Ttl);
+		requirePositive(where + ".l2-ttl", this.l2Ttl);
+		requirePositive(where + ".absent-ttl", this.absentTtl);
+		if (this.l1Ttl.compareTo(this.l2Ttl) >= 0) {
+			throw new IllegalStateException(where + ".l1-ttl (" + this.l1Ttl + ") must be shorter than " + where
+					+ ".l2-ttl (" + this.l2Ttl + "): an L1 entry outliving its L2 copy would be served after "
+					+ "every other instance has reloaded it");
+		}
+		if (this.absentTtl.compareTo(this.l2Ttl) > 0) {
+			throw new IllegalStateException(where + ".absent-ttl (" + this.absentTtl + ") must not be longer than "
+					+ where + ".l2-ttl (" + this.l2Ttl + ")");
+		}
+		if (this.l1MaximumSize < 0) {
+			throw new IllegalStateException(where + ".l1-maximum-size must not be negative, was " + this.l1MaximumSize);
+		}
+		if (!(this.jitter >= 0 && this.jitter <= MAXIMUM_JITTER)) {
+			throw new IllegalStateException(
+					where + ".jitter must be between 0 and " + MAXIMUM_JITTER + ", was " + this.jitter);
+		}
+		return this;
+	}
+
+	/** The L1 time to live of an entry, jittered, in nanoseconds (Caffeine's unit). */
+	long l1Nanos(boolean absent) {
+		Duration ttl = (absent && this.absentTtl.compareTo(this.l1Ttl) < 0) ? this.absentTtl : this.l1Ttl;
+		return jittered(ttl.toNanos());
+	}
+
+	/** The L2 time to live of an entry, jittered, in milliseconds (the unit of Redis' PX). */
+	long l2Millis(boolean absent) {
+		return Math.max(1, jittered((absent ? this.absentTtl : this.l2Ttl).toMillis()));
+	}
+
+	private long jittered(long ttl) {
+		if (this.jitter == 0) {
+			return ttl;
+		}
+		double factor = 1 + this.jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
+		return (long) (ttl * factor);
+	}
+
+	private static void requirePositive(String name, Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new IllegalStateException(name + " must be positive, was " + value);
+		}
+	}
+
+}

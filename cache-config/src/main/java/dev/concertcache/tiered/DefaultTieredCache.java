@@ -1,0 +1,503 @@
+package dev.concertcache.tiered;
+
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
+import dev.concertcache.tiered.RedisTier.LockAttempt;
+import dev.concertcache.tiered.RedisTier.UnavailableException;
+
+/**
+ * One cache of the {@link DefaultTieredCacheManager}: Caffeine (TIERED mode only), then Redis, then the loader.
+ * <p>
+ * Concurrent misses of one key on this instance share one load: the first reader puts an incomplete future in
+ * L1 (or in the in-flight map in REDIS mode) and loads on its own thread, the others wait for that future. An
+ * invalidation that arrives meanwhile removes the future, so its value is returned to the readers that were
+ * waiting for it but never stored in L1. Across instances a cold key is loaded under a short Redis lock while
+ * the other instances poll Redis for the result (ADR 0011). The loaded value is written to Redis only if the
+ * key still holds what the loader saw before it started, so an eviction during the load wins (ADR 0013).
+ */
+final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
+
+	private static final Log logger = LogFactory.getLog(DefaultTieredCache.class);
+
+	private static final long UNKNOWN = -1;
+
+	private final String name;
+
+	private final Class<K> keyType;
+
+	private final Class<V> valueType;
+
+	private final CacheSpec spec;
+
+	private final CacheKeyEncoder<K> keys;
+
+	private final JsonValueCodec<V> codec;
+
+	private final DefaultTieredCacheManager manager;
+
+	private final RedisTier redis;
+
+	private final TieredCacheMetrics.ForCache metrics;
+
+	private final AsyncCache<String, Optional<V>> l1;
+
+	private final ConcurrentMap<String, CompletableFuture<Optional<V>>> inFlight;
+
+	private final AtomicLong generation = new AtomicLong(UNKNOWN);
+
+	DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, CacheSpec spec,
+			DefaultTieredCacheManager manager) {
+		this.name = name;
+		this.keyType = keyType;
+		this.valueType = valueType;
+		this.spec = spec;
+		this.keys = CacheKeyEncoder.of(name, keyType);
+		this.codec = new JsonValueCodec<>(manager.jsonMapper(), valueType);
+		this.manager = manager;
+		this.redis = manager.redis();
+		this.metrics = manager.metrics().forCache(name);
+		if (manager.mode() == TieredCacheProperties.Mode.TIERED) {
+			this.l1 = Caffeine.newBuilder()
+				.maximumSize(spec.l1MaximumSize())
+				.expireAfter(new JitteredExpiry<V>(spec))
+				.ticker(manager.ticker())
+				.executor(Runnable::run)
+				.evictionListener((String key, Optional<V> value, RemovalCause cause) -> this.metrics.eviction("l1",
+						(cause == RemovalCause.SIZE) ? "size" : "expired"))
+				.buildAsync();
+			this.metrics.l1Size(this.l1, (cache) -> cache.synchronous().estimatedSize());
+			this.inFlight = null;
+		}
+		else {
+			this.l1 = null;
+			this.inFlight = new ConcurrentHashMap<>();
+		}
+	}
+
+	@Override
+	public String name() {
+		return this.name;
+	}
+
+	Class<K> keyType() {
+		return this.keyType;
+	}
+
+	Class<V> valueType() {
+		return this.valueType;
+	}
+
+	CacheSpec spec() {
+		return this.spec;
+	}
+
+	@Override
+	public Optional<V> get(K key, Supplier<Optional<V>> loader) {
+		String encoded = this.keys.encode(key);
+		CompletableFuture<Optional<V>> mine = new CompletableFuture<>();
+		CompletableFuture<Optional<V>> found;
+		if (this.l1 != null) {
+			found = this.l1.get(encoded, (k, executor) -> mine);
+			((found == mine) ? this.metrics.l1Miss : this.metrics.l1Hit).increment();
+		}
+		else {
+			found = this.inFlight.putIfAbsent(encoded, mine);
+			if (found == null) {
+				found = mine;
+			}
+			else {
+				this.metrics.l2Hit.increment();
+			}
+		}
+		if (found == mine) {
+			try {
+				mine.complete(loadThroughRedis(encoded, loader));
+			}
+			catch (Throwable ex) {
+				mine.completeExceptionally(ex);
+			}
+			finally {
+				if (this.inFlight != null) {
+					this.inFlight.remove(encoded, mine);
+				}
+			}
+		}
+		return join(found);
+	}
+
+	@Override
+	public void evict(K key) {
+		String encoded = this.keys.encode(key);
+		afterCommit(() -> evictNow(encoded));
+	}
+
+	@Override
+	public void evictAll() {
+		afterCommit(this::evictAllNow);
+	}
+
+	/** Whether this instance holds {@code key} in L1 (a completed entry); for tests and diagnostics. */
+	boolean isInL1(K key) {
+		if (this.l1 == null) {
+			return false;
+		}
+		CompletableFuture<Optional<V>> future = this.l1.getIfPresent(this.keys.encode(key));
+		return future != null && future.isDone();
+	}
+
+	/** Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down. */
+	void evictNow(String key) {
+		invalidateL1(key, "explicit");
+		try {
+			long generation = generation();
+			this.redis.evict(this.name, this.redis.valueKey(this.name, generation, key), key, generation,
+					this.manager.tombstoneTtl().toMillis(), this.manager.instanceId(), this.manager.clock().millis());
+			this.metrics.eviction("l2", "explicit");
+			this.metrics.sent.increment();
+		}
+		catch (UnavailableException ex) {
+			this.manager.pending().add(this.name, key);
+		}
+	}
+
+	/** Makes every entry of this cache unreachable on every instance; queued if Redis is down. */
+	void evictAllNow() {
+		invalidateAllL1("explicit");
+		try {
+			long next = this.redis.evictAll(this.name, this.manager.instanceId(), this.manager.clock().millis());
+			advanceGeneration(next);
+			this.metrics.eviction("l2", "generation");
+			this.metrics.sent.increment();
+		}
+		catch (UnavailableException ex) {
+			this.manager.pending().add(this.name, PendingEvictions.ALL);
+		}
+	}
+
+	/** Applies an invalidation message from another instance. */
+	void onInvalidation(String key, long generation) {
+		this.metrics.received.increment();
+		if (PendingEvictions.ALL.equals(key)) {
+			advanceGeneration(generation);
+			invalidateAllL1("remote");
+		}
+		else {
+			invalidateL1(key, "remote");
+		}
+	}
+
+	/** Forgets everything this instance knows, after invalidations may have been lost. */
+	void flush() {
+		this.generation.set(UNKNOWN);
+		invalidateAllL1("flush");
+	}
+
+	void advanceGeneration(long next) {
+		this.generation.accumulateAndGet(next, (current, update) -> (current == UNKNOWN) ? UNKNOWN
+				: Math.max(current, update));
+	}
+
+	private long generation() {
+		long current = this.generation.get();
+		if (current != UNKNOWN) {
+			return current;
+		}
+		long read = this.redis.generation(this.name);
+		this.generation.compareAndSet(UNKNOWN, read);
+		return this.generation.get();
+	}
+
+	private void invalidateL1(String key, String cause) {
+		if (this.l1 != null) {
+			this.l1.synchronous().invalidate(key);
+			this.metrics.eviction("l1", cause);
+		}
+	}
+
+	private void invalidateAllL1(String cause) {
+		if (this.l1 != null) {
+			this.l1.synchronous().invalidateAll();
+			this.metrics.eviction("l1", cause);
+		}
+	}
+
+	private Optional<V> loadThroughRedis(String key, Supplier<Optional<V>> loader) {
+		long started = this.manager.ticker().read();
+		Miss miss = readRedis(key);
+		if (miss.value != null) {
+			@SuppressWarnings("unchecked")
+			Optional<V> hit = (Optional<V>) miss.value;
+			return hit;
+		}
+		Optional<V> loaded;
+		try {
+			loaded = load(loader);
+		}
+		catch (RuntimeException | Error ex) {
+			if (miss.token != null) {
+				unlockQuietly(miss);
+			}
+			throw ex;
+		}
+		if (miss.valueKey != null) {
+			store(miss, loaded, started);
+		}
+		return loaded;
+	}
+
+	private Miss readRedis(String key) {
+		long generation;
+		String raw;
+		try {
+			generation = generation();
+			String valueKey = this.redis.valueKey(this.name, generation, key);
+			raw = this.redis.get(this.name, valueKey);
+			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
+				Optional<V> value = decode(raw);
+				if (value != null) {
+					countL2(true);
+					return Miss.hit(value);
+				}
+			}
+			countL2(false);
+			return awaitOrLock(valueKey, this.redis.lockKey(this.name, generation, key), (raw != null) ? raw : "");
+		}
+		catch (UnavailableException ex) {
+			return Miss.NO_REDIS;
+		}
+	}
+
+	private Miss awaitOrLock(String valueKey, String lockKey, String seen) {
+		String token = UUID.randomUUID().toString();
+		long lockMillis = this.manager.lockTtl().toMillis();
+		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lockMillis);
+		while (true) {
+			LockAttempt attempt;
+			try {
+				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis);
+			}
+			catch (UnavailableException ex) {
+				return Miss.load(valueKey, lockKey, seen, null);
+			}
+			if (attempt.hit()) {
+				Optional<V> value = decode(attempt.raw());
+				return (value != null) ? Miss.hit(value) : Miss.load(valueKey, lockKey, attempt.raw(), null);
+			}
+			if (attempt.locked()) {
+				return Miss.load(valueKey, lockKey, attempt.raw(), token);
+			}
+			if (System.nanoTime() - deadline >= 0 || !pause()) {
+				// The holder is slow or gone: load without the lock rather than wait any longer.
+				return Miss.load(valueKey, lockKey, attempt.raw(), null);
+			}
+		}
+	}
+
+	private boolean pause() {
+		try {
+			Thread.sleep(this.manager.lockPollInterval().toMillis());
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	private Optional<V> load(Supplier<Optional<V>> loader) {
+		long started = System.nanoTime();
+		Optional<V> loaded;
+		try {
+			loaded = loader.get();
+		}
+		catch (RuntimeException | Error ex) {
+			this.metrics.load(System.nanoTime() - started, "failure");
+			throw ex;
+		}
+		if (loaded == null) {
+			loaded = Optional.empty();
+		}
+		this.metrics.load(System.nanoTime() - started, loaded.isPresent() ? "success" : "absent");
+		return loaded;
+	}
+
+	private void store(Miss miss, Optional<V> loaded, long started) {
+		long elapsed = this.manager.ticker().read() - started;
+		try {
+			if (elapsed >= this.manager.tombstoneTtl().toNanos() / 2) {
+				// A tombstone set during this load may have expired already: the compare below could not see it.
+				if (miss.token != null) {
+					this.redis.unlock(this.name, miss.lockKey, miss.token);
+				}
+				return;
+			}
+			String encoded;
+			try {
+				encoded = this.codec.encode(loaded);
+			}
+			catch (RuntimeException ex) {
+				this.metrics.error("serialize");
+				logger.warn("Cannot write a value of cache '" + this.name + "' as JSON", ex);
+				if (miss.token != null) {
+					this.redis.unlock(this.name, miss.lockKey, miss.token);
+				}
+				return;
+			}
+			this.redis.storeIfUnchanged(this.name, miss.valueKey, miss.lockKey, miss.seen, encoded,
+					this.spec.l2Millis(loaded.isEmpty()), miss.token);
+		}
+		catch (UnavailableException ex) {
+			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
+		}
+	}
+
+	private void unlockQuietly(Miss miss) {
+		try {
+			this.redis.unlock(this.name, miss.lockKey, miss.token);
+		}
+		catch (UnavailableException ex) {
+			// The lock expires by itself.
+		}
+	}
+
+	private Optional<V> decode(String raw) {
+		try {
+			return this.codec.decode(raw);
+		}
+		catch (UnreadableValueException ex) {
+			this.metrics.error("deserialize");
+			if (logger.isDebugEnabled()) {
+				logger.debug("Unreadable value in cache '" + this.name + "', treated as a miss: " + ex.getMessage());
+			}
+			return null;
+		}
+	}
+
+	private void countL2(boolean hit) {
+		((hit) ? this.metrics.l2Hit : this.metrics.l2Miss).increment();
+	}
+
+	private void afterCommit(Runnable eviction) {
+		if (TransactionSynchronizationManager.isSynchronizationActive()) {
+			TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+
+				@Override
+				public void afterCommit() {
+					runQuietly(eviction);
+				}
+
+			});
+		}
+		else {
+			runQuietly(eviction);
+		}
+	}
+
+	private void runQuietly(Runnable eviction) {
+		try {
+			eviction.run();
+		}
+		catch (RuntimeException ex) {
+			// A cache error never fails the write that caused it; the TTL bounds what is left stale.
+			this.metrics.error("evict");
+			logger.warn("Eviction in cache '" + this.name + "' failed", ex);
+		}
+	}
+
+	private static <V> Optional<V> join(CompletableFuture<Optional<V>> future) {
+		try {
+			return future.join();
+		}
+		catch (CompletionException ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
+	}
+
+	/**
+	 * What a read found in Redis: a value, or what to do after loading.
+	 */
+	private static final class Miss {
+
+		static final Miss NO_REDIS = new Miss(null, null, null, null, null);
+
+		final Optional<?> value;
+
+		final String valueKey;
+
+		final String lockKey;
+
+		final String seen;
+
+		final String token;
+
+		private Miss(Optional<?> value, String valueKey, String lockKey, String seen, String token) {
+			this.value = value;
+			this.valueKey = valueKey;
+			this.lockKey = lockKey;
+			this.seen = seen;
+			this.token = token;
+		}
+
+		static Miss hit(Optional<?> value) {
+			return new Miss(value, null, null, null, null);
+		}
+
+		static Miss load(String valueKey, String lockKey, String seen, String token) {
+			return new Miss(null, valueKey, lockKey, seen, token);
+		}
+
+	}
+
+	/** L1 time to live per entry: absent results shorter, each spread by the jitter. */
+	private static final class JitteredExpiry<V> implements Expiry<String, Optional<V>> {
+
+		private final CacheSpec spec;
+
+		JitteredExpiry(CacheSpec spec) {
+			this.spec = spec;
+		}
+
+		@Override
+		public long expireAfterCreate(String key, Optional<V> value, long currentTime) {
+			return this.spec.l1Nanos(value.isEmpty());
+		}
+
+		@Override
+		public long expireAfterUpdate(String key, Optional<V> value, long currentTime, long currentDuration) {
+			return this.spec.l1Nanos(value.isEmpty());
+		}
+
+		@Override
+		public long expireAfterRead(String key, Optional<V> value, long currentTime, long currentDuration) {
+			return currentDuration;
+		}
+
+	}
+
+}

@@ -1,0 +1,193 @@
+package dev.concertcache.tiered;
+
+import java.util.List;
+import java.util.function.Supplier;
+
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted
+ * throws {@link UnavailableException} and the caller carries on without Redis (ADR 0014).
+ * <p>
+ * Keys (ADR 0012): {@code <prefix>:v1:<cache>:g<generation>:<key>} for values,
+ * {@code <prefix>:v1:<cache>:lock:g<generation>:<key>} for load locks, {@code <prefix>:v1:<cache>:generation} for
+ * the generation counter and {@code <prefix>:v1:invalidations} for the invalidation stream. The cache name has no
+ * {@code ':'}, so the segment after it tells the kinds apart whatever the key holds.
+ */
+final class RedisTier {
+
+	/** Returns the value if it is one, else takes the lock if free; reports what the key held. */
+	private static final RedisScript<List> GET_OR_LOCK = RedisScript.of("""
+			local v = redis.call('GET', KEYS[1])
+			if v and string.sub(v, 1, #ARGV[3]) ~= ARGV[3] then return {'hit', v} end
+			local seen = v or ''
+			if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked', seen} end
+			return {'wait', seen}
+			""", List.class);
+
+	/** Stores a loaded value only if the key still holds what the loader saw; releases the loader's lock. */
+	private static final RedisScript<Long> STORE_IF_UNCHANGED = RedisScript.of("""
+			local stored = 0
+			if (redis.call('GET', KEYS[1]) or '') == ARGV[1] then
+			  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+			  stored = 1
+			end
+			if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
+			return stored
+			""", Long.class);
+
+	private static final RedisScript<Long> UNLOCK = RedisScript.of("""
+			if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+			return 0
+			""", Long.class);
+
+	/** Replaces the value with a tombstone and announces the eviction, atomically. */
+	private static final RedisScript<String> EVICT = RedisScript.of("""
+			redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+			return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
+			  'cache', ARGV[4], 'key', ARGV[5], 'gen', ARGV[6], 'origin', ARGV[7], 'sent', ARGV[8])
+			""", String.class);
+
+	/** Moves the cache to its next generation and announces it, atomically. */
+	private static final RedisScript<Long> EVICT_ALL = RedisScript.of("""
+			local g = redis.call('INCR', KEYS[1])
+			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*',
+			  'cache', ARGV[2], 'key', '*', 'gen', g, 'origin', ARGV[3], 'sent', ARGV[4])
+			return g
+			""", Long.class);
+
+	private final StringRedisTemplate redis;
+
+	private final CircuitBreaker breaker;
+
+	private final TieredCacheMetrics metrics;
+
+	private final String namespace;
+
+	private final String stream;
+
+	private final long streamMaxLength;
+
+	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
+			long streamMaxLength) {
+		this.redis = redis;
+		this.breaker = breaker;
+		this.metrics = metrics;
+		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
+		this.stream = this.namespace + "invalidations";
+		this.streamMaxLength = streamMaxLength;
+	}
+
+	String stream() {
+		return this.stream;
+	}
+
+	CircuitBreaker breaker() {
+		return this.breaker;
+	}
+
+	String valueKey(String cache, long generation, String key) {
+		return this.namespace + cache + ":g" + generation + ":" + key;
+	}
+
+	String lockKey(String cache, long generation, String key) {
+		return this.namespace + cache + ":lock:g" + generation + ":" + key;
+	}
+
+	String generationKey(String cache) {
+		return this.namespace + cache + ":generation";
+	}
+
+	long generation(String cache) {
+		String value = call(cache, "generation", () -> this.redis.opsForValue().get(generationKey(cache)));
+		return (value != null) ? Long.parseLong(value) : 0;
+	}
+
+	String get(String cache, String valueKey) {
+		return call(cache, "get", () -> this.redis.opsForValue().get(valueKey));
+	}
+
+	/**
+	 * One step of the distributed single flight.
+	 * @return the value if the key holds one; otherwise whether the lock was taken, and what the key held
+	 * ({@code ""} for nothing, else a tombstone)
+	 */
+	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis) {
+		List<?> result = call(cache, "lock", () -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
+				String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX));
+		String outcome = String.valueOf(result.get(0));
+		String raw = (result.size() > 1 && result.get(1) != null) ? String.valueOf(result.get(1)) : "";
+		return new LockAttempt(outcome, raw);
+	}
+
+	/** Stores {@code value} if the key still holds {@code seen}; releases {@code token}'s lock if given. */
+	boolean storeIfUnchanged(String cache, String valueKey, String lockKey, String seen, String value, long ttlMillis,
+			String token) {
+		Long stored = call(cache, "put", () -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey),
+				seen, value, String.valueOf(ttlMillis), (token != null) ? token : ""));
+		return stored != null && stored == 1;
+	}
+
+	void unlock(String cache, String lockKey, String token) {
+		call(cache, "unlock", () -> this.redis.execute(UNLOCK, List.of(lockKey), token));
+	}
+
+	void evict(String cache, String valueKey, String key, long generation, long tombstoneMillis, String origin,
+			long sentAt) {
+		call(cache, "evict",
+				() -> this.redis.execute(EVICT, List.of(valueKey, this.stream), JsonValueCodec.newTombstone(),
+						String.valueOf(tombstoneMillis), String.valueOf(this.streamMaxLength), cache, key,
+						String.valueOf(generation), origin, String.valueOf(sentAt)));
+	}
+
+	long evictAll(String cache, String origin, long sentAt) {
+		Long generation = call(cache, "evict",
+				() -> this.redis.execute(EVICT_ALL, List.of(generationKey(cache), this.stream),
+						String.valueOf(this.streamMaxLength), cache, origin, String.valueOf(sentAt)));
+		return generation;
+	}
+
+	private <T> T call(String cache, String operation, Supplier<T> command) {
+		try {
+			return this.breaker.executeSupplier(command);
+		}
+		catch (CallNotPermittedException ex) {
+			throw new UnavailableException(ex);
+		}
+		catch (RuntimeException ex) {
+			this.metrics.error(cache, operation);
+			throw new UnavailableException(ex);
+		}
+	}
+
+	/**
+	 * The result of {@link #getOrLock}.
+	 * @param outcome {@code hit}, {@code locked} or {@code wait}
+	 * @param raw the value on a hit; otherwise what the key held ({@code ""} for nothing)
+	 */
+	record LockAttempt(String outcome, String raw) {
+
+		boolean hit() {
+			return "hit".equals(this.outcome);
+		}
+
+		boolean locked() {
+			return "locked".equals(this.outcome);
+		}
+
+	}
+
+	/** Redis could not be used for this call; the read or write goes on without it. */
+	static final class UnavailableException extends RuntimeException {
+
+		UnavailableException(Throwable cause) {
+			super(cause.getMessage(), cause, false, false);
+		}
+
+	}
+
+}

@@ -1,0 +1,174 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+
+/**
+ * The meters of the cache, named as the repository's contract says (ADR 0015). In Prometheus form:
+ * <ul>
+ * <li>{@code tiered_cache_gets_total{cache,tier,result}}: TIERED mode counts every read at {@code tier="l1"} and
+ * every L1 miss that reached Redis at {@code tier="l2"}; REDIS mode counts every read at {@code tier="l2"}. A read
+ * that joins a load already in flight on this instance counts as a hit (as Caffeine counts it): it costs no load.
+ * Overall hit ratio = (l1 hits + l2 hits) / (l1 hits + l1 misses), or l2 hits / (l2 hits + l2 misses) in REDIS
+ * mode.</li>
+ * <li>{@code tiered_cache_loads_seconds{cache,result="success"|"absent"|"failure"}}: loader calls, with a
+ * histogram.</li>
+ * <li>{@code tiered_cache_evictions_total{cache,tier,cause}}: explicit evictions count operations (one per key or
+ * per whole cache); {@code size} and {@code expired} count L1 entries.</li>
+ * <li>{@code tiered_cache_invalidations_sent_total{cache}}, {@code tiered_cache_invalidations_received_total{cache}}
+ * (messages from other instances only) and {@code tiered_cache_invalidation_lag_seconds} (receive time minus
+ * send time, with a histogram).</li>
+ * <li>{@code tiered_cache_errors_total{cache,tier="l2",operation}}: failed Redis calls and unreadable values
+ * (calls refused by an open breaker are not errors: resilience4j counts them); {@code cache="*"} for the
+ * invalidation stream.</li>
+ * <li>{@code tiered_cache_stale_served_total{cache}}, {@code tiered_cache_size{cache,tier="l1"}},
+ * {@code tiered_cache_pending_evictions}.</li>
+ * </ul>
+ */
+final class TieredCacheMetrics {
+
+	static final String ALL_CACHES = "*";
+
+	private final MeterRegistry registry;
+
+	private final Timer lag;
+
+	TieredCacheMetrics(MeterRegistry registry) {
+		this.registry = registry;
+		this.lag = Timer.builder("tiered.cache.invalidation.lag")
+			.description("Time from an invalidation's send to its receipt by another instance")
+			.publishPercentileHistogram()
+			.maximumExpectedValue(Duration.ofSeconds(10))
+			.register(registry);
+	}
+
+	MeterRegistry registry() {
+		return this.registry;
+	}
+
+	ForCache forCache(String cache) {
+		return new ForCache(cache);
+	}
+
+	void lag(long millis) {
+		this.lag.record(Math.max(0, millis), TimeUnit.MILLISECONDS);
+	}
+
+	Timer lagTimer() {
+		return this.lag;
+	}
+
+	void error(String cache, String operation) {
+		this.registry.counter("tiered.cache.errors", "cache", cache, "tier", "l2", "operation", operation).increment();
+	}
+
+	void pendingEvictions(Supplier<Number> size) {
+		Gauge.builder("tiered.cache.pending.evictions", size)
+			.description("Evictions waiting for Redis to be reachable again")
+			.register(this.registry);
+	}
+
+	/** The meters of one cache. */
+	final class ForCache {
+
+		private final String cache;
+
+		final Counter l1Hit;
+
+		final Counter l1Miss;
+
+		final Counter l2Hit;
+
+		final Counter l2Miss;
+
+		final Counter sent;
+
+		final Counter received;
+
+		private final Timer loadSuccess;
+
+		private final Timer loadAbsent;
+
+		private final Timer loadFailure;
+
+		ForCache(String cache) {
+			this.cache = cache;
+			this.l1Hit = gets("l1", "hit");
+			this.l1Miss = gets("l1", "miss");
+			this.l2Hit = gets("l2", "hit");
+			this.l2Miss = gets("l2", "miss");
+			this.loadSuccess = loads("success");
+			this.loadAbsent = loads("absent");
+			this.loadFailure = loads("failure");
+			this.sent = Counter.builder("tiered.cache.invalidations.sent")
+				.description("Invalidation messages this instance sent")
+				.tag("cache", cache)
+				.register(TieredCacheMetrics.this.registry);
+			this.received = Counter.builder("tiered.cache.invalidations.received")
+				.description("Invalidation messages from other instances this instance applied")
+				.tag("cache", cache)
+				.register(TieredCacheMetrics.this.registry);
+			Counter.builder("tiered.cache.stale.served")
+				.description("Reads answered with a value known to be stale")
+				.tag("cache", cache)
+				.register(TieredCacheMetrics.this.registry);
+		}
+
+		void load(long nanos, String result) {
+			Timer timer = switch (result) {
+				case "success" -> this.loadSuccess;
+				case "absent" -> this.loadAbsent;
+				default -> this.loadFailure;
+			};
+			timer.record(nanos, TimeUnit.NANOSECONDS);
+		}
+
+		void eviction(String tier, String cause) {
+			eviction(tier, cause, 1);
+		}
+
+		void eviction(String tier, String cause, long count) {
+			TieredCacheMetrics.this.registry
+				.counter("tiered.cache.evictions", "cache", this.cache, "tier", tier, "cause", cause)
+				.increment(count);
+		}
+
+		void error(String operation) {
+			TieredCacheMetrics.this.error(this.cache, operation);
+		}
+
+		<T> void l1Size(T cache, java.util.function.ToDoubleFunction<T> size) {
+			Gauge.builder("tiered.cache.size", cache, size)
+				.description("Entries in the in-process tier")
+				.tag("cache", this.cache)
+				.tag("tier", "l1")
+				.register(TieredCacheMetrics.this.registry);
+		}
+
+		private Counter gets(String tier, String result) {
+			return Counter.builder("tiered.cache.gets")
+				.description("Cache reads by tier and result")
+				.tag("cache", this.cache)
+				.tag("tier", tier)
+				.tag("result", result)
+				.register(TieredCacheMetrics.this.registry);
+		}
+
+		private Timer loads(String result) {
+			return Timer.builder("tiered.cache.loads")
+				.description("Loader (database) calls after a miss in every tier")
+				.tag("cache", this.cache)
+				.tag("result", result)
+				.publishPercentileHistogram()
+				.register(TieredCacheMetrics.this.registry);
+		}
+
+	}
+
+}
