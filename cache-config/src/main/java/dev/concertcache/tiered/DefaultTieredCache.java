@@ -133,7 +133,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				mine.complete(loadThroughRedis(encoded, loader));
 			}
 			catch (Throwable ex) {
-				mine.completeExceptionally(ex);
+				// Removed from L1 like any failed future, without Caffeine logging every loader failure.
+				mine.completeExceptionally(new LoadFailure(ex));
 			}
 			finally {
 				if (this.inFlight != null) {
@@ -427,6 +428,16 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		try {
 			return future.join();
 		}
+		catch (LoadFailure ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
 		catch (CompletionException ex) {
 			Throwable cause = ex.getCause();
 			if (cause instanceof RuntimeException runtime) {
@@ -437,6 +448,18 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			}
 			throw ex;
 		}
+	}
+
+	/**
+	 * A loader's failure as its future carries it: a cancellation, which Caffeine drops without a warning (the
+	 * caller gets the loader's own exception and decides what to log).
+	 */
+	private static final class LoadFailure extends java.util.concurrent.CancellationException {
+
+		LoadFailure(Throwable cause) {
+			initCause(cause);
+		}
+
 	}
 
 	/**

@@ -1,0 +1,139 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.awaitility.Awaitility.await;
+
+/**
+ * One application instance of the cache for tests: its own Redis connections, meters, fake ticker and manager,
+ * over a real Redis. Settings as the service runs them: a 250 ms command timeout and commands rejected while
+ * disconnected.
+ */
+final class CacheInstance implements AutoCloseable {
+
+	final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+	final FakeTicker ticker = new FakeTicker();
+
+	final LettuceConnectionFactory factory;
+
+	final DefaultTieredCacheManager manager;
+
+	final StringRedisTemplate redis;
+
+	private final ClientResources resources;
+
+	private CacheInstance(RedisServer server, TieredCacheProperties properties, ClientResources resources) {
+		this.resources = resources;
+		this.factory = connect(server, resources);
+		this.redis = new StringRedisTemplate(this.factory);
+		this.manager = DefaultTieredCacheManager.builder(this.factory, properties)
+			.meterRegistry(this.meters)
+			.ticker(this.ticker)
+			.build();
+		this.manager.start();
+		await().atMost(Duration.ofSeconds(5)).until(this.manager::isListening);
+	}
+
+	static CacheInstance start(RedisServer server, TieredCacheProperties properties) {
+		return new CacheInstance(server, properties, DefaultClientResources.create());
+	}
+
+	static CacheInstance start(RedisServer server, TieredCacheProperties properties, ClientResources resources) {
+		return new CacheInstance(server, properties, resources);
+	}
+
+	/** TIERED mode under a key prefix of its own, so that tests sharing one Redis never meet. */
+	static TieredCacheProperties properties(Consumer<TieredCacheProperties> customizer) {
+		TieredCacheProperties properties = new TieredCacheProperties();
+		properties.setMode(TieredCacheProperties.Mode.TIERED);
+		properties.setKeyPrefix("test-" + UUID.randomUUID().toString().substring(0, 8));
+		properties.getLock().setPollInterval(Duration.ofMillis(5));
+		properties.getInvalidation().setBlockTimeout(Duration.ofMillis(500));
+		properties.getInvalidation().setRetryInterval(Duration.ofMillis(100));
+		customizer.accept(properties);
+		return properties;
+	}
+
+	static TieredCacheProperties properties() {
+		return properties((properties) -> {
+		});
+	}
+
+	<K, V> DefaultTieredCache<K, V> cache(String name, Class<K> keyType, Class<V> valueType) {
+		return (DefaultTieredCache<K, V>) this.manager.getCache(name, keyType, valueType);
+	}
+
+	double count(String name, String... tags) {
+		Counter counter = this.meters.find(name).tags(tags).counter();
+		return (counter != null) ? counter.count() : 0;
+	}
+
+	double gets(String cache, String tier, String result) {
+		return count("tiered.cache.gets", "cache", cache, "tier", tier, "result", result);
+	}
+
+	long loads(String cache) {
+		return this.meters.find("tiered.cache.loads").tag("cache", cache).timers().stream()
+			.mapToLong((timer) -> timer.count())
+			.sum();
+	}
+
+	@Override
+	public void close() {
+		this.manager.stop();
+		this.factory.destroy();
+		this.resources.shutdown();
+	}
+
+	static LettuceConnectionFactory connect(RedisServer server, ClientResources resources) {
+		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+			.commandTimeout(Duration.ofMillis(250))
+			.clientResources(resources)
+			.clientOptions(ClientOptions.builder()
+				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+				.timeoutOptions(TimeoutOptions.enabled())
+				.build())
+			.build();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(server.host(), server.port()), client);
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	/** A Caffeine ticker that moves only when told. */
+	static final class FakeTicker implements Ticker {
+
+		private final AtomicLong nanos = new AtomicLong();
+
+		@Override
+		public long read() {
+			return this.nanos.get();
+		}
+
+		void advance(Duration duration) {
+			this.nanos.addAndGet(duration.toNanos());
+		}
+
+	}
+
+}

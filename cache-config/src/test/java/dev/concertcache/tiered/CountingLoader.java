@@ -1,0 +1,29 @@
+package dev.concertcache.tiered;
+
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * A loader (the "database") that counts its calls.
+ */
+final class CountingLoader {
+
+	private final AtomicInteger calls = new AtomicInteger();
+
+	Supplier<Optional<Item>> returning(Item item) {
+		return () -> {
+			this.calls.incrementAndGet();
+			return Optional.ofNullable(item);
+		};
+	}
+
+	Supplier<Optional<Item>> absent() {
+		return returning(null);
+	}
+
+	int calls() {
+		return this.calls.get();
+	}
+
+}

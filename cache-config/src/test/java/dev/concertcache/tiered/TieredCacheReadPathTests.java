@@ -1,0 +1,213 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The read path L1 → L2 → loader against a real Redis, proven with the tier counters and loader calls.
+ */
+class TieredCacheReadPathTests {
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@AfterEach
+	void close() throws Exception {
+		this.threads.shutdownNow();
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void secondReadIsAnL1HitAndTheLoaderRunsOnce() {
+		CacheInstance instance = instance(CacheInstance.properties());
+		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+		assertThat(cache.get(1L, loader.returning(new Item(1, "one")))).contains(new Item(1, "one"));
+		assertThat(cache.get(1L, loader.returning(new Item(1, "changed")))).contains(new Item(1, "one"));
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(instance.gets("items", "l1", "miss")).isEqualTo(1);
+		assertThat(instance.gets("items", "l1", "hit")).isEqualTo(1);
+		assertThat(instance.gets("items", "l2", "miss")).isEqualTo(1);
+		assertThat(instance.gets("items", "l2", "hit")).isZero();
+		assertThat(instance.loads("items")).isEqualTo(1);
+	}
+
+	@Test
+	void l1MissOnAnotherInstanceIsServedFromRedisAndPromotedIntoItsL1() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CountingLoader loader = new CountingLoader();
+		a.cache("items", Long.class, Item.class).get(7L, loader.returning(new Item(7, "seven")));
+		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		assertThat(onB.get(7L, loader.returning(new Item(7, "other")))).contains(new Item(7, "seven"));
+		assertThat(onB.get(7L, loader.returning(new Item(7, "other")))).contains(new Item(7, "seven"));
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(b.gets("items", "l1", "miss")).isEqualTo(1);
+		assertThat(b.gets("items", "l2", "hit")).isEqualTo(1);
+		assertThat(b.gets("items", "l1", "hit")).isEqualTo(1);
+		assertThat(onB.isInL1(7L)).isTrue();
+	}
+
+	@Test
+	void concurrentMissesOfOneKeyOnOneInstanceLoadOnce() throws Exception {
+		CacheInstance instance = instance(CacheInstance.properties());
+		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		int readers = 16;
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicInteger calls = new AtomicInteger();
+		List<Future<Optional<Item>>> results = new ArrayList<>();
+		for (int i = 0; i < readers; i++) {
+			results.add(this.threads.submit(() -> cache.get(3L, () -> {
+				calls.incrementAndGet();
+				Latches.awaitRelease(release);
+				return Optional.of(new Item(3, "three"));
+			})));
+		}
+		// Every reader has either started the load or joined it before the load may finish.
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> instance.gets("items", "l1", "hit") + instance.gets("items", "l1", "miss") == readers);
+		release.countDown();
+		for (Future<Optional<Item>> result : results) {
+			assertThat(result.get(5, TimeUnit.SECONDS)).contains(new Item(3, "three"));
+		}
+		assertThat(calls).hasValue(1);
+		assertThat(instance.gets("items", "l1", "miss")).isEqualTo(1);
+		assertThat(instance.gets("items", "l1", "hit")).isEqualTo(readers - 1);
+	}
+
+	@Test
+	void coldStartOfTwoInstancesLoadsOnceWhileTheOtherWaitsForRedis() throws Exception {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CountDownLatch loading = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		AtomicInteger calls = new AtomicInteger();
+		Future<Optional<Item>> onA = this.threads.submit(() -> a.cache("items", Long.class, Item.class).get(5L, () -> {
+			calls.incrementAndGet();
+			loading.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(new Item(5, "five"));
+		}));
+		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
+		Future<Optional<Item>> onB = this.threads.submit(() -> b.cache("items", Long.class, Item.class).get(5L, () -> {
+			calls.incrementAndGet();
+			return Optional.of(new Item(5, "loaded by b"));
+		}));
+		// B has missed Redis and found the lock taken: it is polling for A's value now.
+		await().atMost(Duration.ofSeconds(5)).until(() -> b.gets("items", "l2", "miss") == 1);
+		release.countDown();
+		assertThat(onA.get(5, TimeUnit.SECONDS)).contains(new Item(5, "five"));
+		assertThat(onB.get(5, TimeUnit.SECONDS)).contains(new Item(5, "five"));
+		assertThat(calls).hasValue(1);
+		assertThat(a.loads("items") + b.loads("items")).isEqualTo(1);
+	}
+
+	@Test
+	void waiterLoadsByItselfWhenTheLockHolderTakesLongerThanTheLockTtl() throws Exception {
+		TieredCacheProperties properties = CacheInstance.properties(
+				(settings) -> settings.getLock().setTtl(Duration.ofMillis(200)));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CountDownLatch loading = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> onA = this.threads.submit(() -> a.cache("items", Long.class, Item.class).get(5L, () -> {
+			loading.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(new Item(5, "slow"));
+		}));
+		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
+		CountingLoader loader = new CountingLoader();
+		assertThat(b.cache("items", Long.class, Item.class).get(5L, loader.returning(new Item(5, "by b"))))
+			.contains(new Item(5, "by b"));
+		assertThat(loader.calls()).isEqualTo(1);
+		release.countDown();
+		assertThat(onA.get(5, TimeUnit.SECONDS)).contains(new Item(5, "slow"));
+	}
+
+	@Test
+	void absentResultIsCachedInBothTiers() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CountingLoader loader = new CountingLoader();
+		assertThat(a.cache("items", Long.class, Item.class).get(404L, loader.absent())).isEmpty();
+		assertThat(a.cache("items", Long.class, Item.class).get(404L, loader.absent())).isEmpty();
+		assertThat(b.cache("items", Long.class, Item.class).get(404L, loader.absent())).isEmpty();
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(a.meters.find("tiered.cache.loads").tags("cache", "items", "result", "absent").timer().count())
+			.isEqualTo(1);
+		String key = properties.getKeyPrefix() + ":v1:items:g0:404";
+		assertThat(a.redis.opsForValue().get(key)).isEqualTo("{\"v\":1,\"absent\":true}");
+		long ttl = a.redis.getExpire(key, TimeUnit.MILLISECONDS);
+		assertThat(ttl).isPositive().isLessThanOrEqualTo((long) (5000 * 1.1));
+	}
+
+	@Test
+	void loaderFailurePropagatesAndIsNotCached() {
+		CacheInstance instance = instance(CacheInstance.properties());
+		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThatIllegalStateException()
+			.isThrownBy(() -> cache.get(9L, () -> {
+				throw new IllegalStateException("database down");
+			}))
+			.withMessage("database down");
+		CountingLoader loader = new CountingLoader();
+		assertThat(cache.get(9L, loader.returning(new Item(9, "nine")))).contains(new Item(9, "nine"));
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(instance.meters.find("tiered.cache.loads").tags("cache", "items", "result", "failure").timer().count())
+			.isEqualTo(1);
+	}
+
+	@Test
+	void redisModeReadsEveryTimeFromRedisAndCountsOnlyTheL2Tier() {
+		TieredCacheProperties properties = CacheInstance
+			.properties((settings) -> settings.setMode(TieredCacheProperties.Mode.REDIS));
+		CacheInstance instance = instance(properties);
+		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+		for (int i = 0; i < 5; i++) {
+			assertThat(cache.get(1L, loader.returning(new Item(1, "one")))).contains(new Item(1, "one"));
+		}
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(instance.gets("items", "l2", "miss")).isEqualTo(1);
+		assertThat(instance.gets("items", "l2", "hit")).isEqualTo(4);
+		assertThat(instance.gets("items", "l1", "hit") + instance.gets("items", "l1", "miss")).isZero();
+		assertThat(cache.isInL1(1L)).isFalse();
+	}
+
+	@Test
+	void modeNoneCannotBuildATwoTierManager() {
+		TieredCacheProperties properties = CacheInstance
+			.properties((settings) -> settings.setMode(TieredCacheProperties.Mode.NONE));
+		assertThatIllegalStateException().isThrownBy(() -> instance(properties)).withMessageContaining("NONE");
+	}
+
+	private CacheInstance instance(TieredCacheProperties properties) {
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
+		this.closeables.add(instance);
+		return instance;
+	}
+
+}
