@@ -24,7 +24,7 @@ import org.apache.commons.logging.LogFactory;
  * <p>
  * Nothing is lost while the connection is down: the next read resumes from the last id. After any disconnect
  * the listener checks whether it can still trust that: if Redis restarted ({@code run_id} changed), if the
- * stream is gone, or if entries after the last id were trimmed, it asks for a full L1 flush instead.
+ * stream is gone, or if entries after the last id may have been trimmed, it asks for a full L1 flush instead.
  */
 final class InvalidationListener implements Runnable {
 
@@ -72,6 +72,9 @@ final class InvalidationListener implements Runnable {
 	private volatile Thread thread;
 
 	private volatile String lastId;
+
+	/** Entries read since the stream began (Redis 7 {@code entries-added} numbering), or -1 if unknown. */
+	private long entriesRead = -1;
 
 	private String runId;
 
@@ -130,7 +133,7 @@ final class InvalidationListener implements Runnable {
 				RedisCommands<String, String> redis = connection().sync();
 				if (this.lastId == null) {
 					this.runId = runId(redis);
-					this.lastId = lastGeneratedId(redis);
+					startFromTheEnd(redis);
 					if (this.suspect.getAndSet(false)) {
 						// Started while Redis was unreachable: L1 was filled without hearing from anyone.
 						this.flush.accept("connected after start-up");
@@ -144,6 +147,7 @@ final class InvalidationListener implements Runnable {
 						XReadArgs.StreamOffset.from(this.stream, this.lastId));
 				for (StreamMessage<String, String> message : batch) {
 					this.lastId = message.getId();
+					this.entriesRead = (this.entriesRead >= 0) ? this.entriesRead + 1 : -1;
 					deliver(message.getBody());
 				}
 				if (batch.size() == BATCH) {
@@ -186,6 +190,7 @@ final class InvalidationListener implements Runnable {
 		if (!runId.equals(this.runId)) {
 			this.runId = runId;
 			this.lastId = START;
+			this.entriesRead = 0;
 			this.flush.accept("Redis restarted");
 			return;
 		}
@@ -196,14 +201,47 @@ final class InvalidationListener implements Runnable {
 		catch (RedisCommandExecutionException noSuchStream) {
 			if (!START.equals(this.lastId)) {
 				this.lastId = START;
+				this.entriesRead = 0;
 				this.flush.accept("invalidation stream gone");
 			}
 			return;
 		}
-		String maxDeleted = field(info, "max-deleted-entry-id");
-		if (maxDeleted == null || compareIds(maxDeleted, this.lastId) > 0) {
+		if (entriesLostAfterLastId(info)) {
 			this.flush.accept("invalidations trimmed before they were read");
 		}
+	}
+
+	/**
+	 * Whether entries after the last id read have been trimmed away. Redis does not record trimmed ids, but
+	 * since 7.0 it counts the entries ever added: the ones trimmed from the head are that count minus the
+	 * length, and none may be beyond what this listener has read. Without the count the answer is conservative:
+	 * yes when the oldest entry left is newer than the last one read.
+	 */
+	private boolean entriesLostAfterLastId(List<Object> info) {
+		String lastGenerated = field(info, "last-generated-id");
+		if (lastGenerated == null || compareIds(lastGenerated, this.lastId) <= 0) {
+			return false;
+		}
+		String added = field(info, "entries-added");
+		String length = field(info, "length");
+		if (added != null && length != null && this.entriesRead >= 0) {
+			return Long.parseLong(added) - Long.parseLong(length) > this.entriesRead;
+		}
+		String first = firstEntryId(info);
+		return first == null || compareIds(first, this.lastId) > 0;
+	}
+
+	private static String firstEntryId(List<Object> info) {
+		for (int i = 0; i + 1 < info.size(); i += 2) {
+			if ("first-entry".equals(String.valueOf(info.get(i)))) {
+				Object entry = info.get(i + 1);
+				if (entry instanceof List<?> list && !list.isEmpty() && list.get(0) != null) {
+					return String.valueOf(list.get(0));
+				}
+				return null;
+			}
+		}
+		return null;
 	}
 
 	private void deliver(Map<String, String> body) {
@@ -215,13 +253,17 @@ final class InvalidationListener implements Runnable {
 		}
 	}
 
-	private String lastGeneratedId(RedisCommands<String, String> redis) {
+	private void startFromTheEnd(RedisCommands<String, String> redis) {
 		try {
-			String id = field(redis.xinfoStream(this.stream), "last-generated-id");
-			return (id != null) ? id : START;
+			List<Object> info = redis.xinfoStream(this.stream);
+			String id = field(info, "last-generated-id");
+			String added = field(info, "entries-added");
+			this.entriesRead = (added != null) ? Long.parseLong(added) : -1;
+			this.lastId = (id != null) ? id : START;
 		}
 		catch (RedisCommandExecutionException noSuchStream) {
-			return START;
+			this.entriesRead = 0;
+			this.lastId = START;
 		}
 	}
 
