@@ -1,0 +1,144 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The put-after-invalidate race: a load that started before a write must not land in any tier after the
+ * write's eviction (ADR 0013). Loaders block on latches; nothing sleeps.
+ */
+class TieredCacheRaceTests {
+
+	private static final Item OLD = new Item(1, "old");
+
+	private static final Item NEW = new Item(1, "new");
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@AfterEach
+	void close() throws Exception {
+		this.threads.shutdownNow();
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void caffeineDropsAnInFlightFutureThatIsInvalidatedBeforeItCompletes() {
+		AsyncCache<String, String> cache = Caffeine.newBuilder().executor(Runnable::run).buildAsync();
+		CompletableFuture<String> one = new CompletableFuture<>();
+		CompletableFuture<String> all = new CompletableFuture<>();
+		assertThat(cache.get("one", (key, executor) -> one)).isSameAs(one);
+		assertThat(cache.get("all", (key, executor) -> all)).isSameAs(all);
+		cache.synchronous().invalidate("one");
+		cache.synchronous().invalidateAll();
+		one.complete("stale");
+		all.complete("stale");
+		assertThat(cache.getIfPresent("one")).isNull();
+		assertThat(cache.getIfPresent("all")).isNull();
+		assertThat(cache.synchronous().estimatedSize()).isZero();
+	}
+
+	@Test
+	void loadThatStartedBeforeAnEvictionOnTheSameInstanceIsStoredInNeitherTier() throws Exception {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance instance = instance(properties);
+		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountDownLatch loading = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> staleRead = this.threads.submit(() -> cache.get(1L, () -> {
+			loading.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(OLD);
+		}));
+		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
+		// The write commits and evicts while the load above still holds the old row.
+		cache.evict(1L);
+		release.countDown();
+		assertThat(staleRead.get(5, TimeUnit.SECONDS)).contains(OLD);
+		assertThat(cache.isInL1(1L)).isFalse();
+		String key = properties.getKeyPrefix() + ":v1:items:g0:1";
+		assertThat(JsonValueCodec.isTombstone(instance.redis.opsForValue().get(key))).isTrue();
+		CountingLoader loader = new CountingLoader();
+		assertThat(cache.get(1L, loader.returning(NEW))).contains(NEW);
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(instance.redis.opsForValue().get(key)).isEqualTo("{\"v\":1,\"d\":{\"id\":1,\"name\":\"new\"}}");
+	}
+
+	@Test
+	void loadThatStartedBeforeAnEvictionOnAnotherInstanceIsStoredInNeitherTier() throws Exception {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CountDownLatch loading = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> staleRead = this.threads.submit(() -> onA.get(1L, () -> {
+			loading.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(OLD);
+		}));
+		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
+		b.cache("items", Long.class, Item.class).evict(1L);
+		await().atMost(Duration.ofSeconds(2))
+			.until(() -> a.count("tiered.cache.invalidations.received", "cache", "items") == 1);
+		release.countDown();
+		assertThat(staleRead.get(5, TimeUnit.SECONDS)).contains(OLD);
+		assertThat(onA.isInL1(1L)).isFalse();
+		assertThat(JsonValueCodec.isTombstone(a.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:items:g0:1")))
+			.isTrue();
+		CountingLoader loader = new CountingLoader();
+		assertThat(onA.get(1L, loader.returning(NEW))).contains(NEW);
+		assertThat(b.cache("items", Long.class, Item.class).get(1L, loader.returning(NEW))).contains(NEW);
+		assertThat(loader.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void listPageLoadThatStartedBeforeAnEvictAllIsStoredOnlyUnderTheOldGeneration() throws Exception {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance instance = instance(properties);
+		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		CountDownLatch loading = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> staleRead = this.threads.submit(() -> pages.get(0L, () -> {
+			loading.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(OLD);
+		}));
+		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
+		pages.evictAll();
+		release.countDown();
+		assertThat(staleRead.get(5, TimeUnit.SECONDS)).contains(OLD);
+		assertThat(pages.isInL1(0L)).isFalse();
+		CountingLoader loader = new CountingLoader();
+		assertThat(pages.get(0L, loader.returning(NEW))).contains(NEW);
+		assertThat(loader.calls()).isEqualTo(1);
+	}
+
+	private CacheInstance instance(TieredCacheProperties properties) {
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
+		this.closeables.add(instance);
+		return instance;
+	}
+
+}
