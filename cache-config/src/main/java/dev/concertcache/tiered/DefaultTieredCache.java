@@ -272,15 +272,15 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			generation = generation();
 			String valueKey = this.redis.valueKey(this.name, generation, key);
 			raw = this.redis.get(this.name, valueKey);
+			String lockKey = this.redis.lockKey(this.name, generation, key);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
 				Optional<V> value = decode(raw);
-				if (value != null) {
-					countL2(true);
-					return Miss.hit(value);
-				}
+				countL2(value != null);
+				// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
+				return (value != null) ? Miss.hit(value) : Miss.load(valueKey, lockKey, raw, null);
 			}
 			countL2(false);
-			return awaitOrLock(valueKey, this.redis.lockKey(this.name, generation, key), (raw != null) ? raw : "");
+			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "");
 		}
 		catch (UnavailableException ex) {
 			return Miss.NO_REDIS;

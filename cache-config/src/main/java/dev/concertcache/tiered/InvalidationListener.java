@@ -34,7 +34,7 @@ final class InvalidationListener implements Runnable {
 
 	private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
 
-	private static final Duration MAX_BACKOFF = Duration.ofSeconds(2);
+	private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
 
 	private static final int BATCH = 1000;
 

@@ -1,0 +1,136 @@
+package dev.concertcache.tiered;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+/**
+ * What lands in Redis: versioned JSON under namespaced keys built from typed parameters (ADR 0012).
+ */
+class TieredCacheFormatTests {
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	@AfterEach
+	void close() throws Exception {
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void valueIsStoredAsVersionedJsonUnderANamespacedKey() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance instance = instance(properties);
+		instance.cache("pages", PageKey.class, Page.class)
+			.get(new PageKey(40, 20), () -> Optional.of(new Page(List.of(new Item(41, "a,b")), "next")));
+		assertThat(instance.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:pages:g0:40,20"))
+			.isEqualTo("{\"v\":1,\"d\":{\"items\":[{\"id\":41,\"name\":\"a,b\"}],\"next\":\"next\"}}");
+	}
+
+	@Test
+	void freshInstanceReadsWhatAnEarlierOneWroteWithoutLoading() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		try (CacheInstance writer = CacheInstance.start(RedisServer.shared(), properties)) {
+			writer.cache("pages", PageKey.class, Page.class)
+				.get(new PageKey(0, 2), () -> Optional.of(new Page(List.of(new Item(1, "x"), new Item(2, "y")), "c")));
+		}
+		CacheInstance reader = instance(properties);
+		CountingLoader loader = new CountingLoader();
+		Optional<Page> page = reader.cache("pages", PageKey.class, Page.class).get(new PageKey(0, 2), () -> {
+			loader.returning(null).get();
+			return Optional.empty();
+		});
+		assertThat(page).contains(new Page(List.of(new Item(1, "x"), new Item(2, "y")), "c"));
+		assertThat(loader.calls()).isZero();
+		assertThat(reader.gets("pages", "l2", "hit")).isEqualTo(1);
+	}
+
+	@Test
+	void propertiesAddedByANewerVersionAreIgnoredAndMissingOnesReadAsNull() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance instance = instance(properties);
+		instance.redis.opsForValue()
+			.set(properties.getKeyPrefix() + ":v1:items:g0:1",
+					"{\"v\":1,\"d\":{\"id\":1,\"name\":\"one\",\"addedLater\":true}}");
+		instance.redis.opsForValue().set(properties.getKeyPrefix() + ":v1:items:g0:2", "{\"v\":1,\"d\":{\"id\":2}}");
+		CountingLoader loader = new CountingLoader();
+		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		assertThat(items.get(1L, loader.returning(new Item(1, "loaded")))).contains(new Item(1, "one"));
+		assertThat(items.get(2L, loader.returning(new Item(2, "loaded")))).contains(new Item(2, null));
+		assertThat(loader.calls()).isZero();
+	}
+
+	@Test
+	void unreadableValueIsAMissThatTheLoadedValueReplaces() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance instance = instance(properties);
+		String key = properties.getKeyPrefix() + ":v1:items:g0:1";
+		instance.redis.opsForValue().set(key, "{\"v\":2,\"d\":\"from a future format\"}");
+		CountingLoader loader = new CountingLoader();
+		assertThat(instance.cache("items", Long.class, Item.class).get(1L, loader.returning(new Item(1, "one"))))
+			.contains(new Item(1, "one"));
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(instance.count("tiered.cache.errors", "cache", "items", "operation", "deserialize")).isEqualTo(1);
+		assertThat(instance.redis.opsForValue().get(key)).isEqualTo("{\"v\":1,\"d\":{\"id\":1,\"name\":\"one\"}}");
+	}
+
+	@Test
+	void recordKeysJoinTheirComponentsEscapeSafely() {
+		CacheKeyEncoder<Mixed> encoder = CacheKeyEncoder.of("mixed", Mixed.class);
+		UUID id = UUID.fromString("00000000-0000-0000-0000-000000000001");
+		assertThat(encoder.encode(new Mixed("a,b", 1, id))).isEqualTo("a\\,b,1," + id);
+		assertThat(encoder.encode(new Mixed("a", null, id))).isEqualTo("a,\\N," + id);
+		assertThat(encoder.encode(new Mixed("a\\", 1, null))).isEqualTo("a\\\\,1,\\N");
+		assertThat(encoder.encode(new Mixed("a\\", 1, null))).isNotEqualTo(encoder.encode(new Mixed("a", 1, null)));
+		assertThat(CacheKeyEncoder.of("s", String.class).encode("*")).isEqualTo("\\*");
+		assertThat(CacheKeyEncoder.of("l", Long.class).encode(42L)).isEqualTo("42");
+	}
+
+	@Test
+	void keyTypesWithoutAStableTextFormAreRejectedWhenTheCacheIsCreated() {
+		CacheInstance instance = instance(CacheInstance.properties());
+		assertThatIllegalArgumentException().isThrownBy(() -> instance.cache("objects", Object.class, Item.class))
+			.withMessageContaining("Cache 'objects' cannot use keys of type java.lang.Object");
+		assertThatIllegalArgumentException().isThrownBy(() -> instance.cache("nested", Nested.class, Item.class))
+			.withMessageContaining("component 'items' is a java.util.List");
+		assertThatIllegalArgumentException().isThrownBy(() -> instance.cache("a:b", Long.class, Item.class))
+			.withMessageContaining("must consist of letters");
+	}
+
+	@Test
+	void sameCacheNameWithOtherTypesIsRejected() {
+		CacheInstance instance = instance(CacheInstance.properties());
+		instance.cache("items", Long.class, Item.class);
+		assertThatIllegalArgumentException().isThrownBy(() -> instance.cache("items", String.class, Item.class))
+			.withMessageContaining("exists with keys of java.lang.Long");
+	}
+
+	private CacheInstance instance(TieredCacheProperties properties) {
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
+		this.closeables.add(instance);
+		return instance;
+	}
+
+	record PageKey(long afterId, int size) {
+	}
+
+	record Page(List<Item> items, String next) {
+	}
+
+	record Mixed(String text, Integer number, UUID id) {
+	}
+
+	record Nested(List<String> items) {
+	}
+
+}
