@@ -41,7 +41,8 @@ final class CacheInstance implements AutoCloseable {
 
 	private final ClientResources resources;
 
-	private CacheInstance(RedisServer server, TieredCacheProperties properties, ClientResources resources) {
+	private CacheInstance(RedisServer server, TieredCacheProperties properties, ClientResources resources,
+			boolean awaitListener) {
 		this.resources = resources;
 		this.factory = connect(server, resources);
 		this.redis = new StringRedisTemplate(this.factory);
@@ -50,15 +51,22 @@ final class CacheInstance implements AutoCloseable {
 			.ticker(this.ticker)
 			.build();
 		this.manager.start();
-		await().atMost(Duration.ofSeconds(5)).until(this.manager::isListening);
+		if (awaitListener) {
+			await().atMost(Duration.ofSeconds(5)).until(this.manager::isListening);
+		}
 	}
 
 	static CacheInstance start(RedisServer server, TieredCacheProperties properties) {
-		return new CacheInstance(server, properties, DefaultClientResources.create());
+		return new CacheInstance(server, properties, DefaultClientResources.create(), true);
+	}
+
+	/** Starts without waiting for the invalidation listener to connect: Redis may be down. */
+	static CacheInstance startWithoutWaiting(RedisServer server, TieredCacheProperties properties) {
+		return new CacheInstance(server, properties, DefaultClientResources.create(), false);
 	}
 
 	static CacheInstance start(RedisServer server, TieredCacheProperties properties, ClientResources resources) {
-		return new CacheInstance(server, properties, resources);
+		return new CacheInstance(server, properties, resources, true);
 	}
 
 	/** TIERED mode under a key prefix of its own, so that tests sharing one Redis never meet. */

@@ -1,0 +1,153 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Redis killed under reads and writes: every read is answered from L1 or the loader, fast, while the breaker
+ * is open; once Redis is back the tiers agree again without help (ADR 0014).
+ */
+class TieredCacheRedisDownTests {
+
+	private static final int WARM = 20;
+
+	private final RedisServer redis = new RedisServer();
+
+	private final Map<Long, Item> database = new ConcurrentHashMap<>();
+
+	private final AtomicInteger loads = new AtomicInteger();
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	private final ExecutorService threads = Executors.newFixedThreadPool(8);
+
+	@AfterEach
+	void close() throws Exception {
+		this.threads.shutdownNow();
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+		this.redis.close();
+	}
+
+	@Test
+	void readsNeverFailWhileRedisIsDownAndTiersAgreeAgainWhenItIsBack() throws Exception {
+		this.redis.start();
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		for (long id = 1; id <= 2 * WARM; id++) {
+			this.database.put(id, new Item(id, "v1"));
+		}
+		for (long id = 1; id <= WARM; id++) {
+			onA.get(id, loader(id));
+			onB.get(id, loader(id));
+		}
+		assertThat(this.loads).hasValue(WARM);
+		this.loads.set(0);
+
+		this.redis.kill();
+		int reads = 400;
+		AtomicInteger failures = new AtomicInteger();
+		AtomicLong slowest = new AtomicLong();
+		List<Future<?>> done = new ArrayList<>();
+		for (int i = 0; i < reads; i++) {
+			long id = 1 + (i % (2 * WARM));
+			done.add(this.threads.submit(() -> {
+				long started = System.nanoTime();
+				try {
+					assertThat(onA.get(id, loader(id))).contains(new Item(id, "v1"));
+				}
+				catch (Throwable ex) {
+					failures.incrementAndGet();
+				}
+				slowest.accumulateAndGet(System.nanoTime() - started, Math::max);
+			}));
+		}
+		for (Future<?> read : done) {
+			read.get(10, TimeUnit.SECONDS);
+		}
+		assertThat(failures).as("failed reads").hasValue(0);
+		assertThat(this.loads).as("cold keys loaded once each, warm ones served from L1").hasValue(WARM);
+		assertThat(Duration.ofNanos(slowest.get())).as("slowest read").isLessThan(Duration.ofMillis(500));
+		assertThat(a.manager.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(a.meters.find("resilience4j.circuitbreaker.state")
+			.tags("name", "tiered-cache-redis", "state", "open")
+			.gauge()
+			.value()).isEqualTo(1);
+		assertThat(a.count("tiered.cache.errors", "cache", "items", "tier", "l2", "operation", "get")).isPositive();
+
+		// A write during the outage: A evicts its own L1 at once and keeps the Redis side for later.
+		this.database.put(1L, new Item(1, "v2"));
+		onA.evict(1L);
+		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "v2"));
+		assertThat(a.meters.find("tiered.cache.pending.evictions").gauge().value()).isEqualTo(1);
+		assertThat(onB.get(1L, loader(1L))).as("B cannot know yet").contains(new Item(1, "v1"));
+
+		this.redis.start();
+		await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+			assertThat(a.meters.find("tiered.cache.pending.evictions").gauge().value()).isZero();
+			assertThat(onB.get(1L, loader(1L))).contains(new Item(1, "v2"));
+		});
+		for (long id = 1; id <= 2 * WARM; id++) {
+			assertThat(onA.get(id, loader(id))).isEqualTo(onB.get(id, loader(id)))
+				.isEqualTo(Optional.of(this.database.get(id)));
+		}
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> a.manager.circuitBreaker().getState() == CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
+	void instanceStartsAndServesReadsWhileRedisIsDown() {
+		this.redis.start();
+		this.redis.kill();
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = CacheInstance.startWithoutWaiting(this.redis, properties);
+		this.closeables.add(a);
+		this.database.put(1L, new Item(1, "v1"));
+		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "v1"));
+		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "v1"));
+		assertThat(this.loads).hasValue(1);
+		this.redis.start();
+		await().atMost(Duration.ofSeconds(20)).until(a.manager::isListening);
+		// It filled L1 while it could not hear from other instances: that L1 is dropped once it can.
+		assertThat(onA.isInL1(1L)).isFalse();
+	}
+
+	private Supplier<Optional<Item>> loader(long id) {
+		return () -> {
+			this.loads.incrementAndGet();
+			return Optional.ofNullable(this.database.get(id));
+		};
+	}
+
+	private CacheInstance instance(TieredCacheProperties properties) {
+		CacheInstance instance = CacheInstance.start(this.redis, properties);
+		this.closeables.add(instance);
+		return instance;
+	}
+
+}
