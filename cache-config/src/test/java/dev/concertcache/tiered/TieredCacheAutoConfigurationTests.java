@@ -1,0 +1,201 @@
+package dev.concertcache.tiered;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The auto-configuration: which manager each mode gets, back-off, start-up validation, meter names as
+ * Prometheus shows them, and two application contexts sharing one Redis.
+ */
+class TieredCacheAutoConfigurationTests {
+
+	private final ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, TieredCacheAutoConfiguration.class))
+		.withPropertyValues("spring.data.redis.host=127.0.0.1", "spring.data.redis.port=" + RedisServer.shared().port(),
+				"spring.data.redis.timeout=250ms", "tiered-cache.key-prefix=test-" + UUID.randomUUID());
+
+	@Test
+	void withoutAModeEveryReadCallsTheLoader() {
+		this.contextRunner.run((context) -> {
+			assertThat(context).hasSingleBean(TieredCacheManager.class).hasSingleBean(PassThroughCacheManager.class);
+			TieredCache<Long, Item> cache = context.getBean(TieredCacheManager.class)
+				.getCache("items", Long.class, Item.class);
+			CountingLoader loader = new CountingLoader();
+			cache.get(1L, loader.returning(new Item(1, "one")));
+			cache.get(1L, loader.returning(new Item(1, "one")));
+			assertThat(loader.calls()).isEqualTo(2);
+		});
+	}
+
+	@Test
+	void tieredModeGivesATwoTierManagerOverTheRedisConnectionFactory() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered").run((context) -> {
+			assertThat(context).hasSingleBean(DefaultTieredCacheManager.class);
+			assertThat(context.getBean(DefaultTieredCacheManager.class).getMode())
+				.isEqualTo(TieredCacheProperties.Mode.TIERED);
+		});
+	}
+
+	@Test
+	void redisModeGivesARedisOnlyManager() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=redis")
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).getMode())
+				.isEqualTo(TieredCacheProperties.Mode.REDIS));
+	}
+
+	@Test
+	void applicationManagerWins() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
+			.withUserConfiguration(OwnManagerConfiguration.class)
+			.run((context) -> assertThat(context).hasSingleBean(TieredCacheManager.class)
+				.getBean(TieredCacheManager.class)
+				.isSameAs(context.getBean("ownManager")));
+	}
+
+	@Test
+	void l1TtlNotShorterThanL2TtlFailsStartUpNamingBothProperties() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.caches.concert.l1-ttl=10m",
+					"tiered-cache.caches.concert.l2-ttl=5m")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.isInstanceOf(IllegalStateException.class)
+				.hasMessageContaining("tiered-cache.caches.concert.l1-ttl (PT10M) must be shorter than "
+						+ "tiered-cache.caches.concert.l2-ttl (PT5M)"));
+	}
+
+	@Test
+	void jitterOutOfRangeFailsStartUp() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.defaults.jitter=0.9")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("tiered-cache.defaults.jitter must be between 0 and 0.5"));
+	}
+
+	@Test
+	void perCacheOverridesKeepTheDefaultsTheyDoNotSet() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.defaults.l2-ttl=20m",
+					"tiered-cache.caches.concert.l1-ttl=5s", "tiered-cache.caches.concert.jitter=0")
+			.run((context) -> {
+				CacheSpec spec = context.getBean(DefaultTieredCacheManager.class).spec("concert");
+				assertThat(spec).isEqualTo(new CacheSpec(Duration.ofSeconds(5), Duration.ofMinutes(20),
+						TieredCacheProperties.DEFAULT_ABSENT_TTL, TieredCacheProperties.DEFAULT_L1_MAXIMUM_SIZE, 0));
+			});
+	}
+
+	@Test
+	void circuitBreakerGoesIntoTheApplicationsRegistryWhenThereIsOne() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
+			.withBean(CircuitBreakerRegistry.class, CircuitBreakerRegistry::ofDefaults)
+			.run((context) -> assertThat(context.getBean(CircuitBreakerRegistry.class)
+				.find(DefaultTieredCacheManager.CIRCUIT_BREAKER_NAME)).isPresent());
+	}
+
+	@Test
+	void metersAppearInPrometheusUnderTheContractsNames() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
+			.withBean(PrometheusMeterRegistry.class, () -> new PrometheusMeterRegistry(PrometheusConfig.DEFAULT))
+			.run((context) -> {
+				TieredCache<Long, Item> cache = context.getBean(TieredCacheManager.class)
+					.getCache("concert", Long.class, Item.class);
+				cache.get(1L, new CountingLoader().returning(new Item(1, "one")));
+				cache.get(1L, new CountingLoader().returning(new Item(1, "one")));
+				cache.evict(1L);
+				String scrape = context.getBean(PrometheusMeterRegistry.class).scrape();
+				assertThat(scrape).contains("tiered_cache_gets_total{cache=\"concert\",result=\"hit\",tier=\"l1\"} 1.0")
+					.contains("tiered_cache_gets_total{cache=\"concert\",result=\"miss\",tier=\"l1\"} 1.0")
+					.contains("tiered_cache_gets_total{cache=\"concert\",result=\"miss\",tier=\"l2\"} 1.0")
+					.contains("tiered_cache_loads_seconds_count{cache=\"concert\",result=\"success\"} 1")
+					.contains("tiered_cache_loads_seconds_bucket{cache=\"concert\",result=\"success\",le=")
+					.contains("tiered_cache_evictions_total{cache=\"concert\",cause=\"explicit\",tier=\"l1\"} 1.0")
+					.contains("tiered_cache_evictions_total{cache=\"concert\",cause=\"explicit\",tier=\"l2\"} 1.0")
+					.contains("tiered_cache_invalidations_sent_total{cache=\"concert\"} 1.0")
+					.contains("tiered_cache_invalidations_received_total{cache=\"concert\"} 0.0")
+					.contains("tiered_cache_invalidation_lag_seconds_bucket{le=")
+					.contains("tiered_cache_invalidation_lag_seconds_max")
+					.contains("tiered_cache_stale_served_total{cache=\"concert\"} 0.0")
+					.contains("tiered_cache_size{cache=\"concert\",tier=\"l1\"} 0.0")
+					.contains("tiered_cache_pending_evictions 0.0")
+					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-redis\",state=\"closed\"} 1.0");
+			});
+	}
+
+	@Test
+	void twoApplicationContextsSharingOneRedisSeeEachOthersEvictionsWithinMilliseconds() {
+		ApplicationContextRunner tiered = this.contextRunner.withPropertyValues("tiered-cache.mode=tiered");
+		tiered.run((a) -> tiered.run((b) -> {
+			DefaultTieredCacheManager onA = a.getBean(DefaultTieredCacheManager.class);
+			DefaultTieredCacheManager onB = b.getBean(DefaultTieredCacheManager.class);
+			org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
+				.until(() -> onA.isListening() && onB.isListening());
+			DefaultTieredCache<Long, Item> itemsOnA = (DefaultTieredCache<Long, Item>) onA.getCache("items",
+					Long.class, Item.class);
+			DefaultTieredCache<Long, Item> itemsOnB = (DefaultTieredCache<Long, Item>) onB.getCache("items",
+					Long.class, Item.class);
+			int rounds = 200;
+			long[] lags = new long[rounds];
+			for (int i = 0; i < rounds; i++) {
+				long key = i;
+				itemsOnB.get(key, () -> Optional.of(new Item(key, "v")));
+				long sent = System.nanoTime();
+				itemsOnA.evict(key);
+				long deadline = sent + TimeUnit.SECONDS.toNanos(2);
+				while (itemsOnB.isInL1(key) && System.nanoTime() < deadline) {
+					LockSupport.parkNanos(50_000);
+				}
+				lags[i] = System.nanoTime() - sent;
+			}
+			Arrays.sort(lags);
+			double p99 = lags[(int) Math.ceil(rounds * 0.99) - 1] / 1e6;
+			System.out.printf("Two application contexts, %d evictions: p50 %.2f ms, p99 %.2f ms, max %.2f ms%n", rounds,
+					lags[rounds / 2] / 1e6, p99, lags[rounds - 1] / 1e6);
+			assertThat(p99).isLessThan(100);
+		}));
+	}
+
+	@Test
+	void configurationMetadataDescribesEveryProperty() throws Exception {
+		try (InputStream metadata = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			assertThat(metadata).isNotNull();
+			String json = new String(metadata.readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(json).contains("\"name\": \"tiered-cache.mode\"")
+				.contains("\"name\": \"tiered-cache.defaults.l1-ttl\"")
+				.contains("\"name\": \"tiered-cache.caches\"")
+				.contains("\"name\": \"tiered-cache.circuit-breaker.wait-duration-in-open-state\"")
+				.contains("Time an entry stays in the in-process tier. Must be shorter than l2-ttl.");
+		}
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnManagerConfiguration {
+
+		@Bean
+		TieredCacheManager ownManager() {
+			return new PassThroughCacheManager();
+		}
+
+	}
+
+}
