@@ -47,8 +47,7 @@ record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1Maxi
 		requirePositive(where + ".absent-ttl", this.absentTtl);
 		if (this.l1Ttl.compareTo(this.l2Ttl) >= 0) {
 			throw new IllegalStateException(where + ".l1-ttl (" + this.l1Ttl + ") must be shorter than " + where
-					+ ".l2-ttl (" + this.l2Ttl + "): an L1 entry outliving its L2 copy would be served after "
-					+ "every other instance has reloaded it");
+					+ ".l2-ttl (" + this.l2Ttl + "): an instance's copy must expire before the shared one");
 		}
 		if (this.absentTtl.compareTo(this.l2Ttl) > 0) {
 			throw new IllegalStateException(where + ".absent-ttl (" + this.absentTtl + ") must not be longer than "
