@@ -165,6 +165,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		return future != null && future.isDone();
 	}
 
+	/** The Redis key {@code key} is stored under now; for tests and diagnostics. */
+	String redisKey(K key) {
+		return this.redis.valueKey(this.name, generation(), this.keys.encode(key));
+	}
+
 	/** Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down. */
 	void evictNow(String key) {
 		invalidateL1(key, "explicit");
@@ -222,7 +227,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		if (current != UNKNOWN) {
 			return current;
 		}
-		long read = this.redis.generation(this.name);
+		long read = this.redis.generation(this.name, this.manager.clock().millis());
 		this.generation.compareAndSet(UNKNOWN, read);
 		return this.generation.get();
 	}

@@ -52,9 +52,19 @@ final class RedisTier {
 			  'cache', ARGV[4], 'key', ARGV[5], 'gen', ARGV[6], 'origin', ARGV[7], 'sent', ARGV[8])
 			""", String.class);
 
-	/** Moves the cache to its next generation and announces it, atomically. */
+	/**
+	 * Reads the generation, starting one at the caller's clock (ms) if there is none: a counter lost to a restart
+	 * or to memory eviction never brings back a generation that was used before.
+	 */
+	private static final RedisScript<Long> GENERATION = RedisScript.of("""
+			redis.call('SET', KEYS[1], ARGV[1], 'NX')
+			return tonumber(redis.call('GET', KEYS[1]))
+			""", Long.class);
+
+	/** Moves the cache to its next generation (at least the caller's clock in ms) and announces it, atomically. */
 	private static final RedisScript<Long> EVICT_ALL = RedisScript.of("""
-			local g = redis.call('INCR', KEYS[1])
+			local g = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, tonumber(ARGV[5]))
+			redis.call('SET', KEYS[1], g)
 			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*',
 			  'cache', ARGV[2], 'key', '*', 'gen', g, 'origin', ARGV[3], 'sent', ARGV[4])
 			return g
@@ -102,9 +112,9 @@ final class RedisTier {
 		return this.namespace + cache + ":generation";
 	}
 
-	long generation(String cache) {
-		String value = call(cache, "generation", () -> this.redis.opsForValue().get(generationKey(cache)));
-		return (value != null) ? Long.parseLong(value) : 0;
+	long generation(String cache, long now) {
+		return call(cache, "generation",
+				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 	}
 
 	String get(String cache, String valueKey) {
@@ -147,7 +157,8 @@ final class RedisTier {
 	long evictAll(String cache, String origin, long sentAt) {
 		Long generation = call(cache, "evict",
 				() -> this.redis.execute(EVICT_ALL, List.of(generationKey(cache), this.stream),
-						String.valueOf(this.streamMaxLength), cache, origin, String.valueOf(sentAt)));
+						String.valueOf(this.streamMaxLength), cache, origin, String.valueOf(sentAt),
+						String.valueOf(sentAt)));
 		return generation;
 	}
 

@@ -79,8 +79,7 @@ class TieredCacheExpiryTests {
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		LongStream.range(0, 200).forEach((key) -> cache.get(key, new CountingLoader().returning(new Item(key, "v"))));
 		List<Long> ttls = LongStream.range(0, 200)
-			.mapToObj((key) -> instance.redis.getExpire(properties.getKeyPrefix() + ":v1:items:g0:" + key,
-					TimeUnit.MILLISECONDS))
+			.mapToObj((key) -> instance.redis.getExpire(cache.redisKey(key), TimeUnit.MILLISECONDS))
 			.toList();
 		long min = ttls.stream().mapToLong(Long::longValue).min().orElseThrow();
 		long max = ttls.stream().mapToLong(Long::longValue).max().orElseThrow();

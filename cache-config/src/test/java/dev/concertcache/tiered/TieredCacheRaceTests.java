@@ -77,7 +77,7 @@ class TieredCacheRaceTests {
 		release.countDown();
 		assertThat(staleRead.get(5, TimeUnit.SECONDS)).contains(OLD);
 		assertThat(cache.isInL1(1L)).isFalse();
-		String key = properties.getKeyPrefix() + ":v1:items:g0:1";
+		String key = cache.redisKey(1L);
 		assertThat(JsonValueCodec.isTombstone(instance.redis.opsForValue().get(key))).isTrue();
 		CountingLoader loader = new CountingLoader();
 		assertThat(cache.get(1L, loader.returning(NEW))).contains(NEW);
@@ -105,7 +105,7 @@ class TieredCacheRaceTests {
 		release.countDown();
 		assertThat(staleRead.get(5, TimeUnit.SECONDS)).contains(OLD);
 		assertThat(onA.isInL1(1L)).isFalse();
-		assertThat(JsonValueCodec.isTombstone(a.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:items:g0:1")))
+		assertThat(JsonValueCodec.isTombstone(a.redis.opsForValue().get(onA.redisKey(1L))))
 			.isTrue();
 		CountingLoader loader = new CountingLoader();
 		assertThat(onA.get(1L, loader.returning(NEW))).contains(NEW);
