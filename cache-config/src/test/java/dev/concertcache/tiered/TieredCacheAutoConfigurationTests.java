@@ -176,6 +176,15 @@ class TieredCacheAutoConfigurationTests {
 	}
 
 	@Test
+	void customizersShapeTheManagerBeforeItIsBuilt() {
+		java.time.Clock clock = java.time.Clock.fixed(java.time.Instant.parse("2026-01-01T00:00:00Z"),
+				java.time.ZoneOffset.UTC);
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
+			.withBean(TieredCacheManagerCustomizer.class, () -> (builder) -> builder.clock(clock))
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).clock()).isSameAs(clock));
+	}
+
+	@Test
 	void configurationMetadataDescribesEveryProperty() throws Exception {
 		try (InputStream metadata = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
 			assertThat(metadata).isNotNull();

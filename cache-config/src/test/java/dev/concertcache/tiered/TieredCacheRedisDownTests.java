@@ -120,6 +120,47 @@ class TieredCacheRedisDownTests {
 	}
 
 	@Test
+	void readsStayFastWhileRedisHangsBecauseTimeoutsOpenTheBreaker() throws Exception {
+		this.redis.start();
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		for (long id = 1; id <= 2 * WARM; id++) {
+			this.database.put(id, new Item(id, "v1"));
+		}
+		for (long id = 1; id <= WARM; id++) {
+			onA.get(id, loader(id));
+		}
+		this.loads.set(0);
+		// Redis accepts connections but answers nothing for 5 s: every call runs into the 250 ms timeout.
+		a.redis.execute((org.springframework.data.redis.core.RedisCallback<Object>) (connection) -> connection
+			.execute("CLIENT", "PAUSE".getBytes(), "5000".getBytes(), "ALL".getBytes()));
+		long started = System.nanoTime();
+		AtomicInteger failures = new AtomicInteger();
+		List<Future<?>> done = new ArrayList<>();
+		for (int i = 0; i < 400; i++) {
+			long id = 1 + (i % (2 * WARM));
+			done.add(this.threads.submit(() -> {
+				try {
+					assertThat(onA.get(id, loader(id))).contains(new Item(id, "v1"));
+				}
+				catch (Throwable ex) {
+					failures.incrementAndGet();
+				}
+			}));
+		}
+		for (Future<?> read : done) {
+			read.get(10, TimeUnit.SECONDS);
+		}
+		Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
+		assertThat(failures).as("failed reads").hasValue(0);
+		assertThat(this.loads).hasValue(WARM);
+		assertThat(a.manager.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		// 20 cold keys on 8 threads, one 250 ms timeout each at most before the breaker opened: no pile-up.
+		assertThat(elapsed).as("400 reads while Redis hangs").isLessThan(Duration.ofSeconds(2));
+	}
+
+	@Test
 	void instanceStartsAndServesReadsWhileRedisIsDown() {
 		this.redis.start();
 		this.redis.kill();
