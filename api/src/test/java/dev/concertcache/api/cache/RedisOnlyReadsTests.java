@@ -1,0 +1,70 @@
+package dev.concertcache.api.cache;
+
+import java.util.List;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.ActiveProfiles;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import dev.concertcache.api.ApiTestSupport;
+import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.TieredCacheProperties;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The API under the {@code redis-only} profile (the seed 004 approach, for the load-test comparison): repeated
+ * reads are Redis hits and cost no query; nothing is held in process.
+ */
+@ActiveProfiles("redis-only")
+class RedisOnlyReadsTests extends ApiTestSupport {
+
+	private static final List<String> READS = List.of("/api/concerts/5", "/api/concerts?size=10",
+			"/api/concerts/5/schedules");
+
+	@Autowired
+	private TieredCacheManager caches;
+
+	@Autowired
+	private MeterRegistry meters;
+
+	@DynamicPropertySource
+	static void redis(DynamicPropertyRegistry registry) {
+		registry.add("spring.data.redis.host", () -> "127.0.0.1");
+		registry.add("spring.data.redis.port", () -> RedisServer.shared().port());
+	}
+
+	@BeforeEach
+	void data() {
+		generate(30);
+		((DefaultTieredCacheManager) this.caches).evictAllCaches();
+	}
+
+	@Test
+	void repeatedReadsAreRedisHitsWithoutQueries() {
+		assertThat(((DefaultTieredCacheManager) this.caches).getMode()).isEqualTo(TieredCacheProperties.Mode.REDIS);
+		READS.forEach(this::get);
+		double hits = count("l2", "hit");
+		long selects = selectsExecuted();
+		for (int round = 0; round < 5; round++) {
+			READS.forEach((path) -> assertThat(get(path).status()).isEqualTo(200));
+		}
+		assertThat(selectsExecuted() - selects).isZero();
+		assertThat(count("l2", "hit") - hits).isEqualTo(15);
+		assertThat(count("l1", "hit") + count("l1", "miss")).isZero();
+	}
+
+	private double count(String tier, String result) {
+		return this.meters.find("tiered.cache.gets").tags("tier", tier, "result", result).counters().stream()
+			.mapToDouble((counter) -> counter.count())
+			.sum();
+	}
+
+}
