@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
@@ -44,6 +45,9 @@ class CachedReadsTests extends ApiTestSupport {
 	@Autowired
 	private MeterRegistry meters;
 
+	@LocalManagementPort
+	private int managementPort;
+
 	@DynamicPropertySource
 	static void redis(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", () -> "127.0.0.1");
@@ -68,6 +72,20 @@ class CachedReadsTests extends ApiTestSupport {
 		assertThat(selectsExecuted() - selects).as("SELECTs for 20 repeated reads").isZero();
 		assertThat(l1Hits() - l1Hits).isEqualTo(20);
 		assertThat(get("/api/concerts/999").status()).isEqualTo(404);
+	}
+
+	@Test
+	void prometheusShowsTheCacheAndBreakerMetersUnderTheContractsNames() {
+		get("/api/concerts/3");
+		get("/api/concerts/3");
+		String scrape = send(java.net.http.HttpRequest
+			.newBuilder(java.net.URI.create("http://127.0.0.1:" + this.managementPort + "/actuator/prometheus"))
+			.GET()
+			.build()).body();
+		assertThat(scrape).containsPattern("tiered_cache_gets_total\\{.*cache=\"concert\",result=\"hit\",tier=\"l1\"} [1-9]")
+			.containsPattern("tiered_cache_loads_seconds_bucket\\{.*cache=\"concert\",.*result=\"success\"")
+			.contains("tiered_cache_invalidation_lag_seconds_bucket")
+			.containsPattern("resilience4j_circuitbreaker_state\\{.*name=\"tiered-cache-redis\",state=\"closed\"} 1.0");
 	}
 
 	@Test
