@@ -14,14 +14,16 @@ import dev.concertcache.tiered.TieredCacheProperties.CacheOverrides;
  * @param absentTtl time an absent result stays cached, in both tiers
  * @param l1MaximumSize maximum number of in-process entries
  * @param jitter fraction by which each time to live is spread either way
+ * @param staleIfError time an expired value may still be served, marked stale, while the loader fails (zero: off)
  */
-record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1MaximumSize, double jitter) {
+record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1MaximumSize, double jitter,
+		Duration staleIfError) {
 
 	static final double MAXIMUM_JITTER = 0.5;
 
 	static CacheSpec of(CacheDefaults defaults) {
 		return new CacheSpec(defaults.getL1Ttl(), defaults.getL2Ttl(), defaults.getAbsentTtl(),
-				defaults.getL1MaximumSize(), defaults.getJitter());
+				defaults.getL1MaximumSize(), defaults.getJitter(), defaults.getStaleIfError());
 	}
 
 	CacheSpec with(CacheOverrides overrides) {
@@ -32,7 +34,8 @@ record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1Maxi
 				(overrides.getL2Ttl() != null) ? overrides.getL2Ttl() : this.l2Ttl,
 				(overrides.getAbsentTtl() != null) ? overrides.getAbsentTtl() : this.absentTtl,
 				(overrides.getL1MaximumSize() != null) ? overrides.getL1MaximumSize() : this.l1MaximumSize,
-				(overrides.getJitter() != null) ? overrides.getJitter() : this.jitter);
+				(overrides.getJitter() != null) ? overrides.getJitter() : this.jitter,
+				(overrides.getStaleIfError() != null) ? overrides.getStaleIfError() : this.staleIfError);
 	}
 
 	/**
@@ -60,7 +63,16 @@ record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1Maxi
 			throw new IllegalStateException(
 					where + ".jitter must be between 0 and " + MAXIMUM_JITTER + ", was " + this.jitter);
 		}
+		if (this.staleIfError == null || this.staleIfError.isNegative()) {
+			throw new IllegalStateException(
+					where + ".stale-if-error must be zero (off) or positive, was " + this.staleIfError);
+		}
 		return this;
+	}
+
+	/** Whether expired values may be served stale while the loader fails. */
+	boolean servesStale() {
+		return !this.staleIfError.isZero();
 	}
 
 	/** The L1 time to live of an entry, jittered, in nanoseconds (Caffeine's unit). */
@@ -69,9 +81,22 @@ record CacheSpec(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1Maxi
 		return jittered(ttl.toNanos());
 	}
 
-	/** The L2 time to live of an entry, jittered, in milliseconds (the unit of Redis' PX). */
+	/**
+	 * The L2 freshness of an entry, jittered, in milliseconds. Redis keeps a value {@link #staleIfError} longer
+	 * (see {@link #l2StaleMillis}).
+	 */
 	long l2Millis(boolean absent) {
 		return Math.max(1, jittered((absent ? this.absentTtl : this.l2Ttl).toMillis()));
+	}
+
+	/** What Redis keeps an entry for beyond its freshness: the stale window for values, nothing for absent ones. */
+	long l2StaleMillis(boolean absent) {
+		return absent ? 0 : this.staleIfError.toMillis();
+	}
+
+	/** What L1 keeps an entry for beyond its freshness, in nanoseconds. */
+	long l1StaleNanos(boolean absent) {
+		return absent ? 0 : this.staleIfError.toNanos();
 	}
 
 	private long jittered(long ttl) {

@@ -20,6 +20,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import dev.concertcache.tiered.JsonValueCodec.Stored;
 import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.RedisTier.LockAttempt;
 import dev.concertcache.tiered.RedisTier.UnavailableException;
@@ -33,6 +34,12 @@ import dev.concertcache.tiered.RedisTier.UnavailableException;
  * waiting for it but never stored in L1. Across instances a cold key is loaded under a short Redis lock while
  * the other instances poll Redis for the result (ADR 0011). The loaded value is written to Redis only if the
  * key still holds what the loader saw before it started, so an eviction during the load wins (ADR 0013).
+ * <p>
+ * Every loader call goes through the manager's {@link LoaderGuard} (circuit breaker, then bulkhead: ADR 0030).
+ * Both tiers keep a value {@code stale-if-error} longer than its time to live (ADR 0031): L1 entries carry their
+ * fresh-until time, Redis envelopes theirs ({@code "f"}). A read of an entry past it refreshes it like a miss
+ * (single flight as above); if the load fails, the stale value is returned (the Redis one if Redis still has
+ * one, else the L1 one), marked stale, and stays in L1 so that the next read tries again.
  */
 final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
@@ -58,9 +65,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final TieredCacheMetrics.ForCache metrics;
 
-	private final AsyncCache<String, Optional<V>> l1;
+	private final AsyncCache<String, Entry<V>> l1;
 
-	private final ConcurrentMap<String, CompletableFuture<Optional<V>>> inFlight;
+	private final ConcurrentMap<String, CompletableFuture<Entry<V>>> inFlight;
+
+	private final LoaderGuard loaderGuard;
 
 	private final AtomicLong generation = new AtomicLong(UNKNOWN);
 
@@ -75,13 +84,14 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.manager = manager;
 		this.redis = manager.redis();
 		this.metrics = manager.metrics().forCache(name);
+		this.loaderGuard = manager.loaderGuard();
 		if (manager.mode() == TieredCacheProperties.Mode.TIERED) {
 			this.l1 = Caffeine.newBuilder()
 				.maximumSize(spec.l1MaximumSize())
-				.expireAfter(new JitteredExpiry<V>(spec))
+				.expireAfter(new EntryExpiry<V>())
 				.ticker(manager.ticker())
 				.executor(Runnable::run)
-				.evictionListener((String key, Optional<V> value, RemovalCause cause) -> this.metrics.eviction("l1",
+				.evictionListener((String key, Entry<V> value, RemovalCause cause) -> this.metrics.eviction("l1",
 						(cause == RemovalCause.SIZE) ? "size" : "expired"))
 				.buildAsync();
 			this.metrics.l1Size(this.l1, (cache) -> cache.synchronous().estimatedSize());
@@ -111,38 +121,77 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	}
 
 	@Override
-	public Optional<V> get(K key, Supplier<Optional<V>> loader) {
+	public Lookup<V> lookup(K key, Supplier<Optional<V>> loader) {
 		String encoded = this.keys.encode(key);
-		CompletableFuture<Optional<V>> mine = new CompletableFuture<>();
-		CompletableFuture<Optional<V>> found;
-		if (this.l1 != null) {
-			found = this.l1.get(encoded, (k, executor) -> mine);
-			((found == mine) ? this.metrics.l1Miss : this.metrics.l1Hit).increment();
+		Entry<V> entry = (this.l1 != null) ? readThroughL1(encoded, loader) : readThroughRedis(encoded, loader);
+		if (entry.stale()) {
+			this.metrics.staleServed.increment();
+			return Lookup.stale(entry.value());
 		}
-		else {
-			found = this.inFlight.putIfAbsent(encoded, mine);
+		return Lookup.fresh(entry.value());
+	}
+
+	/**
+	 * TIERED: a fresh L1 entry or a load in flight is a hit; a missing entry, or one past its fresh-until time,
+	 * is a miss whose reader puts its own future in and loads.
+	 */
+	private Entry<V> readThroughL1(String key, Supplier<Optional<V>> loader) {
+		while (true) {
+			CompletableFuture<Entry<V>> found = this.l1.getIfPresent(key);
 			if (found == null) {
-				found = mine;
-			}
-			else {
-				this.metrics.l2Hit.increment();
-			}
-		}
-		if (found == mine) {
-			try {
-				mine.complete(loadThroughRedis(encoded, loader));
-			}
-			catch (Throwable ex) {
-				// Removed from L1 like any failed future, without Caffeine logging every loader failure.
-				mine.completeExceptionally(new LoadFailure(ex));
-			}
-			finally {
-				if (this.inFlight != null) {
-					this.inFlight.remove(encoded, mine);
+				CompletableFuture<Entry<V>> mine = new CompletableFuture<>();
+				found = this.l1.get(key, (k, executor) -> mine);
+				if (found == mine) {
+					this.metrics.l1Miss.increment();
+					return load(key, loader, null, mine);
 				}
 			}
+			if (!found.isDone() || found.isCompletedExceptionally()) {
+				// A load in flight (or one that has just failed and is on its way out): share its outcome.
+				this.metrics.l1Hit.increment();
+				return join(found);
+			}
+			Entry<V> entry = found.join();
+			if (entry.isFreshAt(this.manager.ticker().read())) {
+				this.metrics.l1Hit.increment();
+				return entry;
+			}
+			// Kept only to be served if the load fails: refresh it, unless another reader got there first.
+			CompletableFuture<Entry<V>> mine = new CompletableFuture<>();
+			if (this.l1.asMap().replace(key, found, mine)) {
+				this.metrics.l1Miss.increment();
+				return load(key, loader, entry, mine);
+			}
 		}
-		return join(found);
+	}
+
+	/** REDIS: concurrent reads of one key on this instance share one trip to Redis (and the loader). */
+	private Entry<V> readThroughRedis(String key, Supplier<Optional<V>> loader) {
+		CompletableFuture<Entry<V>> mine = new CompletableFuture<>();
+		CompletableFuture<Entry<V>> found = this.inFlight.putIfAbsent(key, mine);
+		if (found != null) {
+			this.metrics.l2Hit.increment();
+			return join(found);
+		}
+		return load(key, loader, null, mine);
+	}
+
+	/** Completes {@code mine} (which other readers may be waiting for) with what Redis or the loader gives. */
+	private Entry<V> load(String key, Supplier<Optional<V>> loader, Entry<V> staleInL1,
+			CompletableFuture<Entry<V>> mine) {
+		try {
+			mine.complete(loadThroughRedis(key, loader, staleInL1));
+		}
+		catch (Throwable ex) {
+			// Removed from L1 like any failed future, without Caffeine logging every loader failure.
+			mine.completeExceptionally(new LoadFailure(ex));
+		}
+		finally {
+			if (this.inFlight != null) {
+				this.inFlight.remove(key, mine);
+			}
+		}
+		return join(mine);
 	}
 
 	@Override
@@ -156,13 +205,30 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		afterCommit(this::evictAllNow);
 	}
 
-	/** Whether this instance holds {@code key} in L1 (a completed entry); for tests and diagnostics. */
+	/**
+	 * Whether this instance holds {@code key} in L1 as a fresh, completed entry (one a read would hit); for tests
+	 * and diagnostics.
+	 */
 	boolean isInL1(K key) {
+		Entry<V> entry = l1Entry(key);
+		return entry != null && entry.isFreshAt(this.manager.ticker().read());
+	}
+
+	/**
+	 * Whether this instance holds {@code key} in L1 past its fresh-until time, kept only to be served stale; for
+	 * tests and diagnostics.
+	 */
+	boolean isStaleInL1(K key) {
+		Entry<V> entry = l1Entry(key);
+		return entry != null && !entry.isFreshAt(this.manager.ticker().read());
+	}
+
+	private Entry<V> l1Entry(K key) {
 		if (this.l1 == null) {
-			return false;
+			return null;
 		}
-		CompletableFuture<Optional<V>> future = this.l1.getIfPresent(this.keys.encode(key));
-		return future != null && future.isDone();
+		CompletableFuture<Entry<V>> future = this.l1.getIfPresent(this.keys.encode(key));
+		return (future != null && future.isDone() && !future.isCompletedExceptionally()) ? future.join() : null;
 	}
 
 	/** The Redis key {@code key} is stored under now; for tests and diagnostics. */
@@ -246,13 +312,13 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 	}
 
-	private Optional<V> loadThroughRedis(String key, Supplier<Optional<V>> loader) {
+	private Entry<V> loadThroughRedis(String key, Supplier<Optional<V>> loader, Entry<V> staleInL1) {
 		long started = this.manager.ticker().read();
 		Miss miss = readRedis(key);
 		if (miss.value != null) {
 			@SuppressWarnings("unchecked")
 			Optional<V> hit = (Optional<V>) miss.value;
-			return hit;
+			return fresh(hit);
 		}
 		Optional<V> loaded;
 		try {
@@ -262,12 +328,52 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			if (miss.token != null) {
 				unlockQuietly(miss);
 			}
+			Entry<V> stale = (ex instanceof RuntimeException) ? staleFallback(miss, staleInL1) : null;
+			if (stale != null) {
+				if (logger.isDebugEnabled()) {
+					logger.debug("Serving a stale value of cache '" + this.name + "': " + ex);
+				}
+				return stale;
+			}
 			throw ex;
 		}
 		if (miss.valueKey != null) {
 			store(miss, loaded, started);
 		}
-		return loaded;
+		return fresh(loaded);
+	}
+
+	/** An L1 entry for a value just read from Redis or loaded: fresh for the (jittered) L1 time to live. */
+	private Entry<V> fresh(Optional<V> value) {
+		long now = this.manager.ticker().read();
+		long freshUntil = now + this.spec.l1Nanos(value.isEmpty());
+		return new Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false);
+	}
+
+	/**
+	 * What to serve when the load failed: the value Redis still keeps past its freshness (it is at least as new
+	 * as this instance's copy), else the stale L1 entry, each only within its stale-if-error window; {@code null}
+	 * if neither or if the cache serves nothing stale.
+	 */
+	private Entry<V> staleFallback(Miss miss, Entry<V> staleInL1) {
+		if (!this.spec.servesStale()) {
+			return null;
+		}
+		long now = this.manager.ticker().read();
+		if (miss.seen != null && !miss.seen.isEmpty() && !JsonValueCodec.isTombstone(miss.seen)) {
+			Stored<V> stored = decode(miss.seen);
+			if (stored != null && stored.value().isPresent() && stored.freshUntil() != JsonValueCodec.ALWAYS_FRESH) {
+				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.manager.clock().millis();
+				if (left > 0) {
+					// Fresh until now: the next read tries the loader again.
+					return new Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true);
+				}
+			}
+		}
+		if (staleInL1 != null && staleInL1.value().isPresent() && now - staleInL1.staleUntil() < 0) {
+			return staleInL1.servedStale();
+		}
+		return null;
 	}
 
 	private Miss readRedis(String key) {
@@ -279,12 +385,21 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			raw = this.redis.get(this.name, valueKey);
 			String lockKey = this.redis.lockKey(this.name, generation, key);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
-				Optional<V> value = decode(raw);
-				countL2(value != null);
-				// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
-				return (value != null) ? Miss.hit(value) : Miss.load(valueKey, lockKey, raw, null);
+				Stored<V> stored = decode(raw);
+				boolean fresh = stored != null && stored.isFreshAt(this.manager.clock().millis());
+				countL2(fresh);
+				if (fresh) {
+					return Miss.hit(stored.value());
+				}
+				if (stored == null) {
+					// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
+					return Miss.load(valueKey, lockKey, raw, null);
+				}
+				// Kept only to be served stale: load it again like a cold key, remembering it for a failure.
 			}
-			countL2(false);
+			else {
+				countL2(false);
+			}
 			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "");
 		}
 		catch (UnavailableException ex) {
@@ -299,14 +414,16 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		while (true) {
 			LockAttempt attempt;
 			try {
-				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis);
+				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis,
+						this.manager.clock().millis());
 			}
 			catch (UnavailableException ex) {
 				return Miss.load(valueKey, lockKey, seen, null);
 			}
 			if (attempt.hit()) {
-				Optional<V> value = decode(attempt.raw());
-				return (value != null) ? Miss.hit(value) : Miss.load(valueKey, lockKey, attempt.raw(), null);
+				Stored<V> stored = decode(attempt.raw());
+				return (stored != null) ? Miss.hit(stored.value())
+						: Miss.load(valueKey, lockKey, attempt.raw(), null);
 			}
 			if (attempt.locked()) {
 				return Miss.load(valueKey, lockKey, attempt.raw(), token);
@@ -329,21 +446,30 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 	}
 
+	/** Calls the loader through the guard; the load timer measures the call itself, not the wait for a slot. */
 	private Optional<V> load(Supplier<Optional<V>> loader) {
-		long started = System.nanoTime();
-		Optional<V> loaded;
 		try {
-			loaded = loader.get();
+			return this.loaderGuard.call(() -> {
+				long started = System.nanoTime();
+				Optional<V> loaded;
+				try {
+					loaded = loader.get();
+				}
+				catch (RuntimeException | Error ex) {
+					this.metrics.load(System.nanoTime() - started, "failure");
+					throw ex;
+				}
+				if (loaded == null) {
+					loaded = Optional.empty();
+				}
+				this.metrics.load(System.nanoTime() - started, loaded.isPresent() ? "success" : "absent");
+				return loaded;
+			});
 		}
-		catch (RuntimeException | Error ex) {
-			this.metrics.load(System.nanoTime() - started, "failure");
+		catch (LoadRejectedException ex) {
+			this.metrics.rejected(ex.getReason()).increment();
 			throw ex;
 		}
-		if (loaded == null) {
-			loaded = Optional.empty();
-		}
-		this.metrics.load(System.nanoTime() - started, loaded.isPresent() ? "success" : "absent");
-		return loaded;
 	}
 
 	private void store(Miss miss, Optional<V> loaded, long started) {
@@ -356,9 +482,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				}
 				return;
 			}
+			long ttl = this.spec.l2Millis(loaded.isEmpty());
 			String encoded;
 			try {
-				encoded = this.codec.encode(loaded);
+				encoded = this.codec.encode(loaded, this.manager.clock().millis() + ttl);
 			}
 			catch (RuntimeException ex) {
 				this.metrics.error("serialize");
@@ -369,7 +496,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				return;
 			}
 			this.redis.storeIfUnchanged(this.name, miss.valueKey, miss.lockKey, miss.seen, encoded,
-					this.spec.l2Millis(loaded.isEmpty()), miss.token);
+					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), miss.token);
 		}
 		catch (UnavailableException ex) {
 			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
@@ -385,7 +512,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 	}
 
-	private Optional<V> decode(String raw) {
+	private Stored<V> decode(String raw) {
 		try {
 			return this.codec.decode(raw);
 		}
@@ -429,7 +556,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 	}
 
-	private static <V> Optional<V> join(CompletableFuture<Optional<V>> future) {
+	private static <T> T join(CompletableFuture<T> future) {
 		try {
 			return future.join();
 		}
@@ -502,27 +629,41 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	}
 
-	/** L1 time to live per entry: absent results shorter, each spread by the jitter. */
-	private static final class JitteredExpiry<V> implements Expiry<String, Optional<V>> {
+	/**
+	 * An L1 entry: the value with the ticker times until which it is fresh and until which it may be served
+	 * stale, and whether it is being served stale now (the outcome of a failed load).
+	 */
+	record Entry<V>(Optional<V> value, long freshUntil, long staleUntil, boolean stale) {
 
-		private final CacheSpec spec;
+		boolean isFreshAt(long now) {
+			return now - this.freshUntil < 0;
+		}
 
-		JitteredExpiry(CacheSpec spec) {
-			this.spec = spec;
+		Entry<V> servedStale() {
+			return this.stale ? this : new Entry<>(this.value, this.freshUntil, this.staleUntil, true);
+		}
+
+	}
+
+	/**
+	 * L1 time to live per entry: until its stale-until time (its fresh-until time, jittered, plus the cache's
+	 * stale-if-error window for values), fixed when the entry was made, so that a refresh that fails and puts the
+	 * stale entry back does not extend it.
+	 */
+	private static final class EntryExpiry<V> implements Expiry<String, Entry<V>> {
+
+		@Override
+		public long expireAfterCreate(String key, Entry<V> entry, long currentTime) {
+			return Math.max(0, entry.staleUntil() - currentTime);
 		}
 
 		@Override
-		public long expireAfterCreate(String key, Optional<V> value, long currentTime) {
-			return this.spec.l1Nanos(value.isEmpty());
+		public long expireAfterUpdate(String key, Entry<V> entry, long currentTime, long currentDuration) {
+			return Math.max(0, entry.staleUntil() - currentTime);
 		}
 
 		@Override
-		public long expireAfterUpdate(String key, Optional<V> value, long currentTime, long currentDuration) {
-			return this.spec.l1Nanos(value.isEmpty());
-		}
-
-		@Override
-		public long expireAfterRead(String key, Optional<V> value, long currentTime, long currentDuration) {
+		public long expireAfterRead(String key, Entry<V> entry, long currentTime, long currentDuration) {
 			return currentDuration;
 		}
 

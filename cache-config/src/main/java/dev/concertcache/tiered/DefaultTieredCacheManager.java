@@ -14,9 +14,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.micrometer.tagged.TaggedBulkheadMetrics;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -48,6 +50,9 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** The name of the circuit breaker around every Redis call, as its metrics show it. */
 	public static final String CIRCUIT_BREAKER_NAME = "tiered-cache-redis";
 
+	/** The name of the circuit breaker and of the bulkhead around every loader call, as their metrics show it. */
+	public static final String LOADER_GUARD_NAME = "tiered-cache-loader";
+
 	private static final Log logger = LogFactory.getLog(DefaultTieredCacheManager.class);
 
 	private static final Pattern CACHE_NAME = Pattern.compile("[A-Za-z0-9._-]+");
@@ -63,6 +68,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	private final RedisTier redis;
 
 	private final PendingEvictions pending;
+
+	private final LoaderGuard loaderGuard;
 
 	private final TieredCacheMetrics metrics;
 
@@ -117,8 +124,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.retryInterval = properties.getInvalidation().getRetryInterval();
 		this.blockTimeout = properties.getInvalidation().getBlockTimeout();
 		StringRedisTemplate template = new StringRedisTemplate(builder.connectionFactory);
-		this.redis = new RedisTier(template, circuitBreaker(builder, properties.getCircuitBreaker()), this.metrics,
-				properties.getKeyPrefix(), properties.getInvalidation().getStreamMaxLength());
+		CircuitBreakerRegistry breakers = circuitBreakerRegistry(builder);
+		this.redis = new RedisTier(template, redisCircuitBreaker(breakers, properties.getCircuitBreaker()),
+				this.metrics, properties.getKeyPrefix(), properties.getInvalidation().getStreamMaxLength());
+		this.loaderGuard = new LoaderGuard(bulkheadRegistry(builder), breakers, LOADER_GUARD_NAME,
+				properties.getLoader());
 		this.pending = new PendingEvictions(properties.getInvalidation().getPendingMaximumSize());
 		this.metrics.pendingEvictions(this.pending::size);
 	}
@@ -235,6 +245,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.metrics;
 	}
 
+	LoaderGuard loaderGuard() {
+		return this.loaderGuard;
+	}
+
 	CircuitBreaker circuitBreaker() {
 		return this.redis.breaker();
 	}
@@ -334,7 +348,32 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 	}
 
-	private static CircuitBreaker circuitBreaker(Builder builder, TieredCacheProperties.CircuitBreaker properties) {
+	/** The application's registry if it has one, else a private one bound to the meter registry. */
+	private static CircuitBreakerRegistry circuitBreakerRegistry(Builder builder) {
+		if (builder.circuitBreakerRegistry != null) {
+			return builder.circuitBreakerRegistry;
+		}
+		CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
+		if (builder.meterRegistry != null) {
+			TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(builder.meterRegistry);
+		}
+		return registry;
+	}
+
+	/** The application's registry if it has one, else a private one bound to the meter registry. */
+	private static BulkheadRegistry bulkheadRegistry(Builder builder) {
+		if (builder.bulkheadRegistry != null) {
+			return builder.bulkheadRegistry;
+		}
+		BulkheadRegistry registry = BulkheadRegistry.ofDefaults();
+		if (builder.meterRegistry != null) {
+			TaggedBulkheadMetrics.ofBulkheadRegistry(registry).bindTo(builder.meterRegistry);
+		}
+		return registry;
+	}
+
+	private static CircuitBreaker redisCircuitBreaker(CircuitBreakerRegistry registry,
+			TieredCacheProperties.CircuitBreaker properties) {
 		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
 			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
 			.slidingWindowSize(properties.getSlidingWindowSize())
@@ -346,13 +385,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			.permittedNumberOfCallsInHalfOpenState(properties.getPermittedNumberOfCallsInHalfOpenState())
 			.automaticTransitionFromOpenToHalfOpenEnabled(true)
 			.build();
-		CircuitBreakerRegistry registry = builder.circuitBreakerRegistry;
-		if (registry == null) {
-			registry = CircuitBreakerRegistry.of(config);
-			if (builder.meterRegistry != null) {
-				TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(builder.meterRegistry);
-			}
-		}
 		return registry.circuitBreaker(CIRCUIT_BREAKER_NAME, config);
 	}
 
@@ -377,6 +409,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private CircuitBreakerRegistry circuitBreakerRegistry;
 
+		private BulkheadRegistry bulkheadRegistry;
+
 		private Ticker ticker;
 
 		private Clock clock;
@@ -397,11 +431,20 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 
 		/**
-		 * The registry the {@value #CIRCUIT_BREAKER_NAME} breaker is created in; by default a private one, bound
-		 * to the meter registry.
+		 * The registry the {@value #CIRCUIT_BREAKER_NAME} and {@value #LOADER_GUARD_NAME} breakers are created
+		 * in; by default a private one, bound to the meter registry.
 		 */
 		public Builder circuitBreakerRegistry(CircuitBreakerRegistry circuitBreakerRegistry) {
 			this.circuitBreakerRegistry = circuitBreakerRegistry;
+			return this;
+		}
+
+		/**
+		 * The registry the {@value #LOADER_GUARD_NAME} bulkhead is created in; by default a private one, bound to
+		 * the meter registry.
+		 */
+		public Builder bulkheadRegistry(BulkheadRegistry bulkheadRegistry) {
+			this.bulkheadRegistry = bulkheadRegistry;
 			return this;
 		}
 

@@ -11,12 +11,15 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The Redis form of cached values: JSON in an envelope that carries the format version (ADR 0012).
  * <ul>
- * <li>a value: {@code {"v":1,"d":<the value as JSON>}}</li>
- * <li>an absent result: {@code {"v":1,"absent":true}}</li>
+ * <li>a value: {@code {"v":1,"f":<fresh until, epoch ms>,"d":<the value as JSON>}}</li>
+ * <li>an absent result: {@code {"v":1,"f":<fresh until>,"absent":true}}</li>
  * <li>an eviction's tombstone: {@code {"v":1,"tombstone":"<random id>"}}, read as a miss</li>
  * </ul>
- * Unknown properties are ignored and missing ones read as {@code null}, so additive changes of the value type
- * stay readable across a rolling deploy in both directions.
+ * {@code f} (ADR 0031) tells a fresh entry from one Redis keeps only to serve it stale while the loader fails; it
+ * comes right after the version so that the lock script can read it without parsing JSON. An entry without it
+ * (written before it existed) is fresh for as long as Redis keeps it. Unknown properties are ignored and missing
+ * ones read as {@code null}, so additive changes of the value type stay readable across a rolling deploy in both
+ * directions.
  *
  * @param <V> the value type
  */
@@ -27,9 +30,11 @@ final class JsonValueCodec<V> {
 
 	static final String TOMBSTONE_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"tombstone\":\"";
 
-	static final String ABSENT = "{\"v\":" + FORMAT_VERSION + ",\"absent\":true}";
+	/** How every entry written with a freshness starts; the digits of the fresh-until time follow. */
+	static final String FRESH_UNTIL_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"f\":";
 
-	private static final String VALUE_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"d\":";
+	/** Freshness of an entry written without one: as long as Redis keeps it. */
+	static final long ALWAYS_FRESH = Long.MAX_VALUE;
 
 	private final JsonMapper mapper;
 
@@ -45,18 +50,22 @@ final class JsonValueCodec<V> {
 		return JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
 	}
 
-	String encode(Optional<V> value) {
+	/**
+	 * Writes {@code value}, fresh until {@code freshUntil} (epoch milliseconds).
+	 */
+	String encode(Optional<V> value, long freshUntil) {
+		String prefix = FRESH_UNTIL_PREFIX + freshUntil;
 		if (value.isEmpty()) {
-			return ABSENT;
+			return prefix + ",\"absent\":true}";
 		}
-		return VALUE_PREFIX + this.mapper.writeValueAsString(value.get()) + "}";
+		return prefix + ",\"d\":" + this.mapper.writeValueAsString(value.get()) + "}";
 	}
 
 	/**
 	 * Reads a stored value.
 	 * @throws UnreadableValueException if {@code raw} is no envelope of this format version
 	 */
-	Optional<V> decode(String raw) {
+	Stored<V> decode(String raw) {
 		Envelope<V> envelope;
 		try {
 			envelope = this.mapper.readValue(raw, this.envelopeType);
@@ -67,13 +76,14 @@ final class JsonValueCodec<V> {
 		if (envelope.v() != FORMAT_VERSION || envelope.tombstone() != null) {
 			throw new UnreadableValueException("Unsupported envelope (format " + envelope.v() + ")", null);
 		}
+		long freshUntil = (envelope.f() != null) ? envelope.f() : ALWAYS_FRESH;
 		if (Boolean.TRUE.equals(envelope.absent())) {
-			return Optional.empty();
+			return new Stored<>(Optional.empty(), freshUntil);
 		}
 		if (envelope.d() == null) {
 			throw new UnreadableValueException("Envelope without a value", null);
 		}
-		return Optional.of(envelope.d());
+		return new Stored<>(Optional.of(envelope.d()), freshUntil);
 	}
 
 	static boolean isTombstone(String raw) {
@@ -85,7 +95,20 @@ final class JsonValueCodec<V> {
 	}
 
 	/** The envelope as Jackson reads it. */
-	record Envelope<V>(int v, V d, Boolean absent, String tombstone) {
+	record Envelope<V>(int v, Long f, V d, Boolean absent, String tombstone) {
+	}
+
+	/**
+	 * A value as Redis holds it.
+	 * @param value the value, empty for an absent result
+	 * @param freshUntil epoch milliseconds until which it is fresh ({@link #ALWAYS_FRESH} if it carries no time)
+	 */
+	record Stored<V>(Optional<V> value, long freshUntil) {
+
+		boolean isFreshAt(long millis) {
+			return millis < this.freshUntil;
+		}
+
 	}
 
 	/** A stored value this code cannot read; the cache treats it as a miss. */

@@ -19,8 +19,9 @@ final class PassThroughCacheManager implements TieredCacheManager {
 			}
 
 			@Override
-			public Optional<V> get(K key, Supplier<Optional<V>> loader) {
-				return loader.get();
+			public Lookup<V> lookup(K key, Supplier<Optional<V>> loader) {
+				Optional<V> value = loader.get();
+				return Lookup.fresh((value != null) ? value : Optional.empty());
 			}
 
 			@Override

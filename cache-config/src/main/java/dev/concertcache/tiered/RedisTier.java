@@ -20,10 +20,18 @@ import org.springframework.data.redis.core.script.RedisScript;
  */
 final class RedisTier {
 
-	/** Returns the value if it is one, else takes the lock if free; reports what the key held. */
+	/**
+	 * Returns the value if it is a fresh one, else takes the lock if free; reports what the key held (nothing, a
+	 * tombstone, or a value kept only to be served stale). Freshness is the number after ARGV[4] (the envelope's
+	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh.
+	 */
 	private static final RedisScript<List> GET_OR_LOCK = RedisScript.of("""
 			local v = redis.call('GET', KEYS[1])
-			if v and string.sub(v, 1, #ARGV[3]) ~= ARGV[3] then return {'hit', v} end
+			if v and string.sub(v, 1, #ARGV[3]) ~= ARGV[3] then
+			  if string.sub(v, 1, #ARGV[4]) ~= ARGV[4] then return {'hit', v} end
+			  local f = tonumber(string.match(v, '^%d+', #ARGV[4] + 1))
+			  if not f or f > tonumber(ARGV[5]) then return {'hit', v} end
+			end
 			local seen = v or ''
 			if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked', seen} end
 			return {'wait', seen}
@@ -123,12 +131,14 @@ final class RedisTier {
 
 	/**
 	 * One step of the distributed single flight.
-	 * @return the value if the key holds one; otherwise whether the lock was taken, and what the key held
-	 * ({@code ""} for nothing, else a tombstone)
+	 * @param now the caller's clock (epoch ms), which a value's freshness is compared with
+	 * @return the value if the key holds a fresh one; otherwise whether the lock was taken, and what the key held
+	 * ({@code ""} for nothing, else a tombstone or a stale value)
 	 */
-	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis) {
+	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now) {
 		List<?> result = call(cache, "lock", () -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
-				String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX));
+				String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
+				String.valueOf(now)));
 		String outcome = String.valueOf(result.get(0));
 		String raw = (result.size() > 1 && result.get(1) != null) ? String.valueOf(result.get(1)) : "";
 		return new LockAttempt(outcome, raw);
@@ -178,7 +188,8 @@ final class RedisTier {
 	/**
 	 * The result of {@link #getOrLock}.
 	 * @param outcome {@code hit}, {@code locked} or {@code wait}
-	 * @param raw the value on a hit; otherwise what the key held ({@code ""} for nothing)
+	 * @param raw the value on a hit; otherwise what the key held ({@code ""} for nothing, a tombstone or a stale
+	 * value)
 	 */
 	record LockAttempt(String outcome, String raw) {
 

@@ -16,9 +16,21 @@ public interface TieredCache<K, V> {
 
 	/**
 	 * Returns the value for {@code key}, calling {@code loader} at most once per instance for concurrent
-	 * misses. An empty result (no such row) is cached too, for a shorter time.
+	 * misses. An empty result (no such row) is cached too, for a shorter time. If the loader fails and the cache
+	 * still holds an expired value within its {@code stale-if-error} window, that value is returned; use
+	 * {@link #lookup} to know.
+	 * @throws LoadRejectedException if the loader was needed but its circuit breaker or bulkhead did not let the
+	 * call through, and there was nothing to serve stale
 	 */
-	Optional<V> get(K key, Supplier<Optional<V>> loader);
+	default Optional<V> get(K key, Supplier<Optional<V>> loader) {
+		return lookup(key, loader).value();
+	}
+
+	/**
+	 * Like {@link #get}, and tells whether the value is stale: served after its time to live because the loader
+	 * failed.
+	 */
+	Lookup<V> lookup(K key, Supplier<Optional<V>> loader);
 
 	/**
 	 * Removes {@code key} from every tier of every instance; inside a transaction, once it has committed.
@@ -30,5 +42,24 @@ public interface TieredCache<K, V> {
 	 * transaction, once it has committed.
 	 */
 	void evictAll();
+
+	/**
+	 * The result of a {@link TieredCache#lookup}.
+	 *
+	 * @param value the value, empty if the loader found none
+	 * @param stale whether the value outlived its time to live and is served only because the loader failed
+	 * @param <V> the value type
+	 */
+	record Lookup<V>(Optional<V> value, boolean stale) {
+
+		public static <V> Lookup<V> fresh(Optional<V> value) {
+			return new Lookup<>(value, false);
+		}
+
+		public static <V> Lookup<V> stale(Optional<V> value) {
+			return new Lookup<>(value, true);
+		}
+
+	}
 
 }

@@ -1,6 +1,8 @@
 package dev.concertcache.tiered;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
+import io.github.resilience4j.bulkhead.Bulkhead;
+import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -31,7 +33,7 @@ import org.springframework.util.Assert;
 public final class TieredCacheAutoConfiguration {
 
 	@Configuration(proxyBeanMethods = false)
-	@ConditionalOnClass({ Caffeine.class, RedisConnectionFactory.class, CircuitBreaker.class })
+	@ConditionalOnClass({ Caffeine.class, RedisConnectionFactory.class, CircuitBreaker.class, Bulkhead.class })
 	@Conditional(OnRedisModeCondition.class)
 	static class RedisTiersConfiguration {
 
@@ -40,6 +42,7 @@ public final class TieredCacheAutoConfiguration {
 		DefaultTieredCacheManager tieredCacheManager(TieredCacheProperties properties,
 				ObjectProvider<RedisConnectionFactory> connectionFactory, ObjectProvider<MeterRegistry> meterRegistry,
 				ObjectProvider<CircuitBreakerRegistry> circuitBreakerRegistry,
+				ObjectProvider<BulkheadRegistry> bulkheadRegistry,
 				ObjectProvider<TieredCacheManagerCustomizer> customizers) {
 			RedisConnectionFactory factory = connectionFactory.getIfUnique();
 			Assert.state(factory != null, () -> "tiered-cache.mode is " + properties.getMode()
@@ -47,6 +50,7 @@ public final class TieredCacheAutoConfiguration {
 			DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(factory, properties);
 			meterRegistry.ifUnique(builder::meterRegistry);
 			circuitBreakerRegistry.ifUnique(builder::circuitBreakerRegistry);
+			bulkheadRegistry.ifUnique(builder::bulkheadRegistry);
 			customizers.orderedStream().forEach((customizer) -> customizer.customize(builder));
 			return builder.build();
 		}

@@ -27,8 +27,12 @@ import io.micrometer.core.instrument.Timer;
  * <li>{@code tiered_cache_errors_total{cache,tier="l2",operation}}: failed Redis calls and unreadable values
  * (calls refused by an open breaker are not errors: resilience4j counts them); {@code cache="*"} for the
  * invalidation stream.</li>
- * <li>{@code tiered_cache_stale_served_total{cache}}, {@code tiered_cache_size{cache,tier="l1"}},
- * {@code tiered_cache_pending_evictions}.</li>
+ * <li>{@code tiered_cache_stale_served_total{cache}}: reads answered with an expired value because the loader
+ * failed (ADR 0031); a read that joined such a load counts too.</li>
+ * <li>{@code tiered_cache_loads_rejected_total{cache,reason="circuit-open"|"bulkhead-full"}}: misses whose loader
+ * was not called (ADR 0030).</li>
+ * <li>{@code tiered_cache_size{cache,tier="l1"}} (stale entries included), {@code tiered_cache_pending_evictions}.
+ * </li>
  * </ul>
  */
 final class TieredCacheMetrics {
@@ -91,6 +95,8 @@ final class TieredCacheMetrics {
 
 		final Counter received;
 
+		final Counter staleServed;
+
 		private final Timer loadSuccess;
 
 		private final Timer loadAbsent;
@@ -114,9 +120,20 @@ final class TieredCacheMetrics {
 				.description("Invalidation messages from other instances this instance applied")
 				.tag("cache", cache)
 				.register(TieredCacheMetrics.this.registry);
-			Counter.builder("tiered.cache.stale.served")
-				.description("Reads answered with a value known to be stale")
+			this.staleServed = Counter.builder("tiered.cache.stale.served")
+				.description("Reads answered with an expired value because the loader failed")
 				.tag("cache", cache)
+				.register(TieredCacheMetrics.this.registry);
+			for (LoadRejectedException.Reason reason : LoadRejectedException.Reason.values()) {
+				rejected(reason);
+			}
+		}
+
+		Counter rejected(LoadRejectedException.Reason reason) {
+			return Counter.builder("tiered.cache.loads.rejected")
+				.description("Misses whose loader call the circuit breaker or the bulkhead refused")
+				.tag("cache", this.cache)
+				.tag("reason", reason.tag())
 				.register(TieredCacheMetrics.this.registry);
 		}
 

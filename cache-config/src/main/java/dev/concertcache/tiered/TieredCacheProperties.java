@@ -32,6 +32,21 @@ public class TieredCacheProperties {
 	public static final double DEFAULT_JITTER = 0.1;
 
 	/**
+	 * Default time an expired value may still be served, marked stale, while the loader fails (RFC 5861's
+	 * stale-if-error). Zero turns it off.
+	 */
+	public static final Duration DEFAULT_STALE_IF_ERROR = Duration.ofMinutes(5);
+
+	/** Default maximum number of loader calls in progress at once on one instance. */
+	public static final int DEFAULT_LOADER_MAX_CONCURRENT_CALLS = 16;
+
+	/** Default time a miss waits for one of the loader permits before it fails. */
+	public static final Duration DEFAULT_LOADER_MAX_WAIT = Duration.ofMillis(50);
+
+	/** Default time the loader's circuit breaker stays open before it lets trial loads through. */
+	public static final Duration DEFAULT_LOADER_WAIT_DURATION_IN_OPEN_STATE = Duration.ofSeconds(1);
+
+	/**
 	 * Which tiers serve reads: NONE calls the loader every time (the baseline), REDIS uses Redis only,
 	 * TIERED uses Caffeine then Redis.
 	 */
@@ -64,6 +79,8 @@ public class TieredCacheProperties {
 	private final Lock lock = new Lock();
 
 	private final CircuitBreaker circuitBreaker = new CircuitBreaker();
+
+	private final Loader loader = new Loader();
 
 	public Mode getMode() {
 		return this.mode;
@@ -107,6 +124,10 @@ public class TieredCacheProperties {
 
 	public CircuitBreaker getCircuitBreaker() {
 		return this.circuitBreaker;
+	}
+
+	public Loader getLoader() {
+		return this.loader;
 	}
 
 	/** Which tiers serve reads. */
@@ -154,6 +175,13 @@ public class TieredCacheProperties {
 		 */
 		private double jitter = DEFAULT_JITTER;
 
+		/**
+		 * Time an expired value may still be served, marked stale, when the loader fails (in both tiers: each
+		 * keeps values this much longer than its time to live). Absent results are never served stale. Zero
+		 * turns it off.
+		 */
+		private Duration staleIfError = DEFAULT_STALE_IF_ERROR;
+
 		public Duration getL1Ttl() {
 			return this.l1Ttl;
 		}
@@ -194,6 +222,14 @@ public class TieredCacheProperties {
 			this.jitter = jitter;
 		}
 
+		public Duration getStaleIfError() {
+			return this.staleIfError;
+		}
+
+		public void setStaleIfError(Duration staleIfError) {
+			this.staleIfError = staleIfError;
+		}
+
 	}
 
 	/**
@@ -225,6 +261,12 @@ public class TieredCacheProperties {
 		 * Fraction by which every time to live is spread either way. Between 0 and 0.5.
 		 */
 		private Double jitter;
+
+		/**
+		 * Time an expired value may still be served, marked stale, when the loader fails. Zero turns it off
+		 * for this cache.
+		 */
+		private Duration staleIfError;
 
 		public Duration getL1Ttl() {
 			return this.l1Ttl;
@@ -264,6 +306,14 @@ public class TieredCacheProperties {
 
 		public void setJitter(Double jitter) {
 			this.jitter = jitter;
+		}
+
+		public Duration getStaleIfError() {
+			return this.staleIfError;
+		}
+
+		public void setStaleIfError(Duration staleIfError) {
+			this.staleIfError = staleIfError;
 		}
 
 	}
@@ -439,6 +489,148 @@ public class TieredCacheProperties {
 
 		public void setSlowCallRateThreshold(float slowCallRateThreshold) {
 			this.slowCallRateThreshold = slowCallRateThreshold;
+		}
+
+		public int getSlidingWindowSize() {
+			return this.slidingWindowSize;
+		}
+
+		public void setSlidingWindowSize(int slidingWindowSize) {
+			this.slidingWindowSize = slidingWindowSize;
+		}
+
+		public int getMinimumNumberOfCalls() {
+			return this.minimumNumberOfCalls;
+		}
+
+		public void setMinimumNumberOfCalls(int minimumNumberOfCalls) {
+			this.minimumNumberOfCalls = minimumNumberOfCalls;
+		}
+
+		public Duration getWaitDurationInOpenState() {
+			return this.waitDurationInOpenState;
+		}
+
+		public void setWaitDurationInOpenState(Duration waitDurationInOpenState) {
+			this.waitDurationInOpenState = waitDurationInOpenState;
+		}
+
+		public int getPermittedNumberOfCallsInHalfOpenState() {
+			return this.permittedNumberOfCallsInHalfOpenState;
+		}
+
+		public void setPermittedNumberOfCallsInHalfOpenState(int permittedNumberOfCallsInHalfOpenState) {
+			this.permittedNumberOfCallsInHalfOpenState = permittedNumberOfCallsInHalfOpenState;
+		}
+
+	}
+
+	/**
+	 * What guards the loader (the database) on a miss in every tier: a bulkhead that bounds the loads in progress
+	 * on this instance, and a circuit breaker that fails misses at once while the loader is unavailable.
+	 */
+	public static class Loader {
+
+		private final Bulkhead bulkhead = new Bulkhead();
+
+		private final LoaderCircuitBreaker circuitBreaker = new LoaderCircuitBreaker();
+
+		public Bulkhead getBulkhead() {
+			return this.bulkhead;
+		}
+
+		public LoaderCircuitBreaker getCircuitBreaker() {
+			return this.circuitBreaker;
+		}
+
+	}
+
+	/**
+	 * The bulkhead ({@code tiered-cache-loader}) around every loader call: hits never wait behind misses.
+	 */
+	public static class Bulkhead {
+
+		/**
+		 * Maximum number of loader calls in progress at once on this instance, across all caches. Keep it near
+		 * the database connection pool size.
+		 */
+		private int maxConcurrentCalls = DEFAULT_LOADER_MAX_CONCURRENT_CALLS;
+
+		/**
+		 * Time a miss waits for a free slot before it fails (or is served stale).
+		 */
+		private Duration maxWait = DEFAULT_LOADER_MAX_WAIT;
+
+		public int getMaxConcurrentCalls() {
+			return this.maxConcurrentCalls;
+		}
+
+		public void setMaxConcurrentCalls(int maxConcurrentCalls) {
+			this.maxConcurrentCalls = maxConcurrentCalls;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
+	}
+
+	/**
+	 * The circuit breaker ({@code tiered-cache-loader}) around every loader call. Only failures that say the
+	 * loader is unavailable count (connection failures, timeouts: see {@link LoaderFailures}); while it is open,
+	 * misses fail at once and expired values are served stale.
+	 */
+	public static class LoaderCircuitBreaker {
+
+		/**
+		 * Whether loader calls go through the circuit breaker. Without it every miss waits for the loader's own
+		 * timeouts.
+		 */
+		private boolean enabled = true;
+
+		/**
+		 * Percentage of failed calls in the sliding window that opens the breaker.
+		 */
+		private float failureRateThreshold = 50;
+
+		/**
+		 * Number of most recent loader calls the failure rate is computed over.
+		 */
+		private int slidingWindowSize = 20;
+
+		/**
+		 * Number of calls the window needs before the rate is computed.
+		 */
+		private int minimumNumberOfCalls = 10;
+
+		/**
+		 * Time the breaker stays open (misses fail at once) before it lets trial loads through.
+		 */
+		private Duration waitDurationInOpenState = DEFAULT_LOADER_WAIT_DURATION_IN_OPEN_STATE;
+
+		/**
+		 * Number of trial loads in the half-open state.
+		 */
+		private int permittedNumberOfCallsInHalfOpenState = 3;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public float getFailureRateThreshold() {
+			return this.failureRateThreshold;
+		}
+
+		public void setFailureRateThreshold(float failureRateThreshold) {
+			this.failureRateThreshold = failureRateThreshold;
 		}
 
 		public int getSlidingWindowSize() {

@@ -101,7 +101,8 @@ class TieredCacheAutoConfigurationTests {
 			.run((context) -> {
 				CacheSpec spec = context.getBean(DefaultTieredCacheManager.class).spec("concert");
 				assertThat(spec).isEqualTo(new CacheSpec(Duration.ofSeconds(5), Duration.ofMinutes(20),
-						TieredCacheProperties.DEFAULT_ABSENT_TTL, TieredCacheProperties.DEFAULT_L1_MAXIMUM_SIZE, 0));
+						TieredCacheProperties.DEFAULT_ABSENT_TTL, TieredCacheProperties.DEFAULT_L1_MAXIMUM_SIZE, 0,
+						TieredCacheProperties.DEFAULT_STALE_IF_ERROR));
 			});
 	}
 

@@ -35,6 +35,8 @@ class TieredCacheExpiryTests {
 		CacheInstance instance = instance(CacheInstance.properties((settings) -> {
 			settings.getDefaults().setL1Ttl(Duration.ofSeconds(10));
 			settings.getDefaults().setJitter(0);
+			// Without a stale window the entry leaves L1 at its TTL (with one it stays until the window ends).
+			settings.getDefaults().setStaleIfError(Duration.ZERO);
 		}));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
@@ -74,6 +76,7 @@ class TieredCacheExpiryTests {
 		TieredCacheProperties properties = CacheInstance.properties((settings) -> {
 			settings.getDefaults().setL2Ttl(Duration.ofSeconds(600));
 			settings.getDefaults().setJitter(0.1);
+			settings.getDefaults().setStaleIfError(Duration.ZERO);
 		});
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);

@@ -32,10 +32,17 @@ class TieredCacheFormatTests {
 		TieredCacheProperties properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<PageKey, Page> pages = instance.cache("pages", PageKey.class, Page.class);
+		long before = System.currentTimeMillis();
 		pages.get(new PageKey(40, 20), () -> Optional.of(new Page(List.of(new Item(41, "a,b")), "next")));
 		String key = pages.redisKey(new PageKey(40, 20));
 		assertThat(key).matches(properties.getKeyPrefix() + ":v1:pages:g\\d+:40,20");
-		assertThat(instance.redis.opsForValue().get(key))
+		String stored = instance.redis.opsForValue().get(key);
+		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"d\":\\{.*");
+		// The fresh-until time (ADR 0031) leads, so that the lock script can compare it without parsing JSON.
+		long freshUntil = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":(\\d+),.*$", "$1"));
+		assertThat(freshUntil - before).isBetween((long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
+				(long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
+		assertThat(stored.replaceFirst(",\"f\":\\d+", ""))
 			.isEqualTo("{\"v\":1,\"d\":{\"items\":[{\"id\":41,\"name\":\"a,b\"}],\"next\":\"next\"}}");
 	}
 
@@ -83,7 +90,7 @@ class TieredCacheFormatTests {
 			.contains(new Item(1, "one"));
 		assertThat(loader.calls()).isEqualTo(1);
 		assertThat(instance.count("tiered.cache.errors", "cache", "items", "operation", "deserialize")).isEqualTo(1);
-		assertThat(instance.redis.opsForValue().get(key)).isEqualTo("{\"v\":1,\"d\":{\"id\":1,\"name\":\"one\"}}");
+		assertThat(instance.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"d\":\\{\"id\":1,\"name\":\"one\"}}");
 	}
 
 	@Test

@@ -1,0 +1,86 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.function.Supplier;
+
+import io.github.resilience4j.bulkhead.Bulkhead;
+import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.github.resilience4j.bulkhead.BulkheadFullException;
+import io.github.resilience4j.bulkhead.BulkheadRegistry;
+import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+
+import dev.concertcache.tiered.LoadRejectedException.Reason;
+
+/**
+ * Every loader call of one manager goes through here (ADR 0030): first the circuit breaker, which rejects at once
+ * while the loader is known to be unavailable, then the bulkhead, which bounds the calls in progress so that a
+ * slow or dead loader holds at most {@code max-concurrent-calls} request threads. Hits never get here.
+ */
+final class LoaderGuard {
+
+	/** Retry-After hint for a full bulkhead: the loads in progress end within their own timeouts. */
+	static final Duration BULKHEAD_RETRY_AFTER = Duration.ofSeconds(1);
+
+	private final Bulkhead bulkhead;
+
+	private final CircuitBreaker breaker;
+
+	private final Duration openWait;
+
+	LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name,
+			TieredCacheProperties.Loader properties) {
+		TieredCacheProperties.Bulkhead bulkhead = properties.getBulkhead();
+		this.bulkhead = bulkheads.bulkhead(name, BulkheadConfig.custom()
+			.maxConcurrentCalls(bulkhead.getMaxConcurrentCalls())
+			.maxWaitDuration(bulkhead.getMaxWait())
+			.build());
+		TieredCacheProperties.LoaderCircuitBreaker breaker = properties.getCircuitBreaker();
+		this.openWait = breaker.getWaitDurationInOpenState();
+		this.breaker = breaker.isEnabled() ? breakers.circuitBreaker(name, CircuitBreakerConfig.custom()
+			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+			.slidingWindowSize(breaker.getSlidingWindowSize())
+			.minimumNumberOfCalls(breaker.getMinimumNumberOfCalls())
+			.failureRateThreshold(breaker.getFailureRateThreshold())
+			.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
+			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
+			.automaticTransitionFromOpenToHalfOpenEnabled(true)
+			// A full bulkhead says nothing about the loader; any other failure (a bug, a missing row mapped to an
+			// exception) is the loader answering, so it counts as a success.
+			.ignoreExceptions(BulkheadFullException.class)
+			.recordException(LoaderFailures::isUnavailable)
+			.build()) : null;
+	}
+
+	/**
+	 * Calls {@code loader} if the breaker and the bulkhead let it.
+	 * @throws LoadRejectedException if either does not
+	 */
+	<T> T call(Supplier<T> loader) {
+		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, loader);
+		if (this.breaker != null) {
+			guarded = CircuitBreaker.decorateSupplier(this.breaker, guarded);
+		}
+		try {
+			return guarded.get();
+		}
+		catch (CallNotPermittedException ex) {
+			throw new LoadRejectedException(Reason.CIRCUIT_OPEN, this.openWait, ex);
+		}
+		catch (BulkheadFullException ex) {
+			throw new LoadRejectedException(Reason.BULKHEAD_FULL, BULKHEAD_RETRY_AFTER, ex);
+		}
+	}
+
+	Bulkhead bulkhead() {
+		return this.bulkhead;
+	}
+
+	/** The breaker, or {@code null} if it is disabled. */
+	CircuitBreaker breaker() {
+		return this.breaker;
+	}
+
+}
