@@ -33,6 +33,8 @@ final class CacheInstance implements AutoCloseable {
 
 	final FakeTicker ticker = new FakeTicker();
 
+	final FakeClock clock = new FakeClock();
+
 	final LettuceConnectionFactory factory;
 
 	final DefaultTieredCacheManager manager;
@@ -49,6 +51,7 @@ final class CacheInstance implements AutoCloseable {
 		this.manager = DefaultTieredCacheManager.builder(this.factory, properties)
 			.meterRegistry(this.meters)
 			.ticker(this.ticker)
+			.clock(this.clock)
 			.build();
 		this.manager.start();
 		if (awaitListener) {
@@ -126,6 +129,40 @@ final class CacheInstance implements AutoCloseable {
 		factory.afterPropertiesSet();
 		factory.start();
 		return factory;
+	}
+
+	/**
+	 * The wall clock of Redis freshness ({@code "f"} in the envelope) and invalidation send times: system time
+	 * plus however far a test has moved it.
+	 */
+	static final class FakeClock extends java.time.Clock {
+
+		private final AtomicLong offset = new AtomicLong();
+
+		@Override
+		public java.time.ZoneId getZone() {
+			return java.time.ZoneOffset.UTC;
+		}
+
+		@Override
+		public java.time.Clock withZone(java.time.ZoneId zone) {
+			throw new UnsupportedOperationException();
+		}
+
+		@Override
+		public long millis() {
+			return System.currentTimeMillis() + this.offset.get();
+		}
+
+		@Override
+		public java.time.Instant instant() {
+			return java.time.Instant.ofEpochMilli(millis());
+		}
+
+		void advance(Duration duration) {
+			this.offset.addAndGet(duration.toMillis());
+		}
+
 	}
 
 	/** A Caffeine ticker that moves only when told. */

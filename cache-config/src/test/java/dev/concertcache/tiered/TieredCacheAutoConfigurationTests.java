@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -107,11 +108,39 @@ class TieredCacheAutoConfigurationTests {
 	}
 
 	@Test
-	void circuitBreakerGoesIntoTheApplicationsRegistryWhenThereIsOne() {
+	void circuitBreakersAndBulkheadGoIntoTheApplicationsRegistriesWhenItHasThem() {
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
 			.withBean(CircuitBreakerRegistry.class, CircuitBreakerRegistry::ofDefaults)
-			.run((context) -> assertThat(context.getBean(CircuitBreakerRegistry.class)
-				.find(DefaultTieredCacheManager.CIRCUIT_BREAKER_NAME)).isPresent());
+			.withBean(BulkheadRegistry.class, BulkheadRegistry::ofDefaults)
+			.run((context) -> {
+				CircuitBreakerRegistry breakers = context.getBean(CircuitBreakerRegistry.class);
+				assertThat(breakers.find(DefaultTieredCacheManager.CIRCUIT_BREAKER_NAME)).isPresent();
+				assertThat(breakers.find(DefaultTieredCacheManager.LOADER_GUARD_NAME)).isPresent();
+				assertThat(context.getBean(BulkheadRegistry.class).find(DefaultTieredCacheManager.LOADER_GUARD_NAME))
+					.isPresent();
+			});
+	}
+
+	@Test
+	void loaderGuardSettingsApply() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.loader.bulkhead.max-concurrent-calls=4",
+					"tiered-cache.loader.bulkhead.max-wait=10ms", "tiered-cache.loader.circuit-breaker.enabled=false")
+			.run((context) -> {
+				LoaderGuard guard = context.getBean(DefaultTieredCacheManager.class).loaderGuard();
+				assertThat(guard.bulkhead().getBulkheadConfig().getMaxConcurrentCalls()).isEqualTo(4);
+				assertThat(guard.bulkhead().getBulkheadConfig().getMaxWaitDuration()).isEqualTo(Duration.ofMillis(10));
+				assertThat(guard.breaker()).isNull();
+			});
+	}
+
+	@Test
+	void negativeStaleIfErrorFailsStartUp() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.caches.schedules.stale-if-error=-1s")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("tiered-cache.caches.schedules.stale-if-error must be zero (off) or positive"));
 	}
 
 	@Test
@@ -139,7 +168,12 @@ class TieredCacheAutoConfigurationTests {
 					.contains("tiered_cache_stale_served_total{cache=\"concert\"} 0.0")
 					.contains("tiered_cache_size{cache=\"concert\",tier=\"l1\"} 0.0")
 					.contains("tiered_cache_pending_evictions 0.0")
-					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-redis\",state=\"closed\"} 1.0");
+					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-redis\",state=\"closed\"} 1.0")
+					.contains("tiered_cache_loads_rejected_total{cache=\"concert\",reason=\"bulkhead-full\"} 0.0")
+					.contains("tiered_cache_loads_rejected_total{cache=\"concert\",reason=\"circuit-open\"} 0.0")
+					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-loader\",state=\"closed\"} 1.0")
+					.contains("resilience4j_bulkhead_available_concurrent_calls{name=\"tiered-cache-loader\"} 16.0")
+					.contains("resilience4j_bulkhead_max_allowed_concurrent_calls{name=\"tiered-cache-loader\"} 16.0");
 			});
 	}
 
@@ -194,6 +228,10 @@ class TieredCacheAutoConfigurationTests {
 				.contains("\"name\": \"tiered-cache.defaults.l1-ttl\"")
 				.contains("\"name\": \"tiered-cache.caches\"")
 				.contains("\"name\": \"tiered-cache.circuit-breaker.wait-duration-in-open-state\"")
+				.contains("\"name\": \"tiered-cache.defaults.stale-if-error\"")
+				.contains("\"name\": \"tiered-cache.loader.bulkhead.max-concurrent-calls\"")
+				.contains("\"name\": \"tiered-cache.loader.bulkhead.max-wait\"")
+				.contains("\"name\": \"tiered-cache.loader.circuit-breaker.enabled\"")
 				.contains("Time an entry stays in the in-process tier. Must be shorter than l2-ttl.");
 		}
 	}
