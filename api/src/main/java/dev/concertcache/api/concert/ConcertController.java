@@ -18,6 +18,9 @@ import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
+import dev.concertcache.api.web.CacheStatus;
+import dev.concertcache.tiered.TieredCache.Lookup;
+
 /**
  * The concert list (cursor pages, by id ascending) and concert detail, and their admin writes.
  */
@@ -40,14 +43,16 @@ class ConcertController {
 	 * neither skips nor repeats a concert while others are added or removed.
 	 */
 	@GetMapping
-	ConcertPage list(@RequestParam(required = false) String cursor,
+	ResponseEntity<ConcertPage> list(@RequestParam(required = false) String cursor,
 			@RequestParam(defaultValue = "" + DEFAULT_PAGE_SIZE) @Min(1) @Max(MAX_PAGE_SIZE) int size) {
-		return this.concerts.page(cursor, size);
+		Lookup<ConcertPage> page = this.concerts.page(cursor, size);
+		return CacheStatus.ok(page, page.value().orElseThrow());
 	}
 
 	@GetMapping("/{id}")
-	Concert get(@PathVariable long id) {
-		return this.concerts.concert(id);
+	ResponseEntity<Concert> get(@PathVariable long id) {
+		Lookup<Concert> concert = this.concerts.concert(id);
+		return CacheStatus.ok(concert, concert.value().orElseThrow());
 	}
 
 	@PostMapping

@@ -10,6 +10,7 @@ import org.springframework.transaction.annotation.Transactional;
 import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.api.web.NotFoundException;
 import dev.concertcache.tiered.TieredCache;
+import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**
@@ -40,15 +41,23 @@ class ConcertService {
 		this.pages = caches.getCache("concert-page", PageKey.class, ConcertPage.class);
 	}
 
-	ConcertPage page(String cursor, int size) {
+	/** A list page; the lookup says whether it was served stale (the database failed). */
+	Lookup<ConcertPage> page(String cursor, int size) {
 		long afterId = (cursor != null && !cursor.isEmpty()) ? this.cursors.decode(cursor) : 0;
 		PageKey key = new PageKey(afterId, size);
-		return this.pages.get(key, () -> Optional.of(loadPage(key))).orElseThrow();
+		return this.pages.lookup(key, () -> Optional.of(loadPage(key)));
 	}
 
-	Concert concert(long id) {
-		return this.concerts.get(id, () -> this.repository.findById(id))
-			.orElseThrow(() -> new NotFoundException("concert", id));
+	/**
+	 * The concert, present in the lookup; the lookup says whether it was served stale.
+	 * @throws NotFoundException if there is no such concert
+	 */
+	Lookup<Concert> concert(long id) {
+		Lookup<Concert> lookup = this.concerts.lookup(id, () -> this.repository.findById(id));
+		if (lookup.value().isEmpty()) {
+			throw new NotFoundException("concert", id);
+		}
+		return lookup;
 	}
 
 	@Transactional

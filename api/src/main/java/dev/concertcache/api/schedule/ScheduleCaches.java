@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 import org.springframework.stereotype.Component;
 
 import dev.concertcache.tiered.TieredCache;
+import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**
@@ -21,8 +22,8 @@ public class ScheduleCaches {
 		this.schedules = caches.getCache("schedules", Long.class, ConcertSchedules.class);
 	}
 
-	Optional<ConcertSchedules> get(long concertId, Supplier<Optional<ConcertSchedules>> loader) {
-		return this.schedules.get(concertId, loader);
+	Lookup<ConcertSchedules> lookup(long concertId, Supplier<Optional<ConcertSchedules>> loader) {
+		return this.schedules.lookup(concertId, loader);
 	}
 
 	/** Evicts the schedules of {@code concertId} once the current transaction commits. */

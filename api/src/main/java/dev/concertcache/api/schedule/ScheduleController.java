@@ -15,6 +15,9 @@ import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
+import dev.concertcache.api.web.CacheStatus;
+import dev.concertcache.tiered.TieredCache.Lookup;
+
 /**
  * A concert's schedules (by start time) and their admin writes.
  */
@@ -29,8 +32,9 @@ class ScheduleController {
 	}
 
 	@GetMapping
-	ConcertSchedules list(@PathVariable long concertId) {
-		return this.schedules.schedules(concertId);
+	ResponseEntity<ConcertSchedules> list(@PathVariable long concertId) {
+		Lookup<ConcertSchedules> schedules = this.schedules.schedules(concertId);
+		return CacheStatus.ok(schedules, schedules.value().orElseThrow());
 	}
 
 	@PostMapping

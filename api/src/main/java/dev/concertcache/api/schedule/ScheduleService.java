@@ -4,6 +4,7 @@ import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
 import dev.concertcache.api.web.NotFoundException;
+import dev.concertcache.tiered.TieredCache.Lookup;
 
 /**
  * Schedule reads through the cache, and writes that evict the concert's schedules once they commit.
@@ -20,9 +21,16 @@ class ScheduleService {
 		this.caches = caches;
 	}
 
-	ConcertSchedules schedules(long concertId) {
-		return this.caches.get(concertId, () -> this.repository.findByConcert(concertId))
-			.orElseThrow(() -> new NotFoundException("concert", concertId));
+	/**
+	 * The concert's schedules, present in the lookup; the lookup says whether they were served stale.
+	 * @throws NotFoundException if there is no such concert
+	 */
+	Lookup<ConcertSchedules> schedules(long concertId) {
+		Lookup<ConcertSchedules> lookup = this.caches.lookup(concertId, () -> this.repository.findByConcert(concertId));
+		if (lookup.value().isEmpty()) {
+			throw new NotFoundException("concert", concertId);
+		}
+		return lookup;
 	}
 
 	@Transactional

@@ -1,16 +1,23 @@
 package dev.concertcache.api.web;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.beans.TypeMismatchException;
 import org.springframework.context.MessageSourceResolvable;
+import org.springframework.dao.DataAccessException;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.HttpStatusCode;
+import org.springframework.http.MediaType;
 import org.springframework.http.ProblemDetail;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
+import org.springframework.transaction.TransactionException;
 import org.springframework.validation.FieldError;
 import org.springframework.web.bind.MethodArgumentNotValidException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -19,18 +26,65 @@ import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
+import dev.concertcache.tiered.LoadRejectedException;
+import dev.concertcache.tiered.LoaderFailures;
 import tools.jackson.databind.DatabindException;
 import tools.jackson.databind.exc.MismatchedInputException;
 
 /**
- * Turns every client error into RFC 9457 problem+json that names the offending field in {@code errors}.
+ * Turns every client error into RFC 9457 problem+json that names the offending field in {@code errors}, and an
+ * unavailable database (no connection, a timeout, a load the cache's circuit breaker or bulkhead refused) into
+ * 503 problem+json with {@code Retry-After} (ADR 0030), never a 500.
  */
 @RestControllerAdvice
 class ProblemResponses extends ResponseEntityExceptionHandler {
 
+	/** Retry-After for database failures: about the time the cache's loader circuit breaker stays open. */
+	static final Duration DATABASE_RETRY_AFTER = Duration.ofSeconds(1);
+
+	static final String UNAVAILABLE_DETAIL = "The database is unavailable and nothing cached can answer this request; "
+			+ "try again shortly";
+
+	private static final Log databaseLogger = LogFactory.getLog(ProblemResponses.class);
+
 	@ExceptionHandler
 	ProblemDetail notFound(NotFoundException ex) {
 		return ProblemDetail.forStatusAndDetail(HttpStatus.NOT_FOUND, ex.getMessage());
+	}
+
+	/** The cache did not call the database: its circuit breaker is open or its bulkhead full. */
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> loadRejected(LoadRejectedException ex) {
+		if (databaseLogger.isDebugEnabled()) {
+			databaseLogger.debug("503: " + ex.getMessage());
+		}
+		return unavailable(ex.getRetryAfter());
+	}
+
+	/**
+	 * A read or write that reached the database and failed: 503 if the database is unreachable or timed out
+	 * (nothing was written: the transaction did not commit), else a 500 that is logged.
+	 */
+	@ExceptionHandler({ DataAccessException.class, TransactionException.class })
+	ResponseEntity<ProblemDetail> databaseFailure(RuntimeException ex) {
+		if (LoaderFailures.isUnavailable(ex)) {
+			if (databaseLogger.isDebugEnabled()) {
+				databaseLogger.debug("503: " + ex);
+			}
+			return unavailable(DATABASE_RETRY_AFTER);
+		}
+		databaseLogger.error("Database error", ex);
+		return ResponseEntity.status(HttpStatus.INTERNAL_SERVER_ERROR)
+			.body(ProblemDetail.forStatusAndDetail(HttpStatus.INTERNAL_SERVER_ERROR, "Database error"));
+	}
+
+	private static ResponseEntity<ProblemDetail> unavailable(Duration retryAfter) {
+		long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, UNAVAILABLE_DETAIL);
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, String.valueOf(seconds))
+			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
+			.body(problem);
 	}
 
 	@ExceptionHandler
