@@ -81,6 +81,13 @@ for scenario in read-write-mix seed-000-list-100vus seed-001-arrival-500 seed-00
   k6_smoke "$scenario"
 done
 
+# A healthy load has no client errors; a few real ones give the 4xx panel something to show.
+for _ in 1 2 3 4 5; do
+  curl -s -o /dev/null "http://127.0.0.1:$API_PORT/api/concerts/999999999"
+  curl -s -o /dev/null "http://127.0.0.1:$API_PORT/api/concerts?size=0"
+done
+sleep 5 # two scrapes, so the rates see the errors
+
 echo "==> every Grafana panel returns data from a real Prometheus scrape"
 # Empty by design on a healthy run: errors, stale reads, 5xx, dropped iterations.
 python3 ops/grafana/check-dashboards.py --prometheus "http://127.0.0.1:$PROM_PORT" --range 5m \

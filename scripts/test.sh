@@ -10,3 +10,8 @@ scripts/install-deps.sh redis-server mariadb-server prometheus
 bash .ci/compose-check/run.sh
 # Every dashboard expression parses (promtool); their data is checked against a live scrape elsewhere.
 python3 ops/grafana/check-dashboards.py --promtool
+# The whole stack: k6 smoke runs of every scenario, the built-in dashboard in headless Chromium, and
+# every Grafana panel evaluated against a real Prometheus scrape.
+bash scripts/e2e.sh
+# The README's main job, smoke-sized: the runner from nothing to its result table.
+bash loadtests/run.sh --smoke

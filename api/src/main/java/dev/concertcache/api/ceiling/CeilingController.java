@@ -1,13 +1,13 @@
 package dev.concertcache.api.ceiling;
 
 import java.time.LocalDate;
+import java.util.List;
 import java.util.stream.LongStream;
 
 import org.springframework.context.annotation.Profile;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-import dev.concertcache.api.concert.ConcertPage;
 import dev.concertcache.api.concert.ConcertSummary;
 
 /**
@@ -19,13 +19,17 @@ import dev.concertcache.api.concert.ConcertSummary;
 @Profile("ceiling")
 class CeilingController {
 
-	private final ConcertPage page = new ConcertPage(LongStream.rangeClosed(1, 20)
+	private final CeilingPage page = new CeilingPage(LongStream.rangeClosed(1, 20)
 		.mapToObj((id) -> new ConcertSummary(id, "Coldplay Spring Memories #" + id, "Coldplay", "Sejong Center",
 				LocalDate.of(2026, 7, 11), LocalDate.of(2026, 7, 12)))
 		.toList(), "AQAAAAAAAAAU47qwQHAjqtq5OTL8");
 
+	/** The list page's shape, but serialized by Jackson on every request, as a bare endpoint is. */
+	record CeilingPage(List<ConcertSummary> items, String nextCursor) {
+	}
+
 	@GetMapping("/api/ceiling/concerts")
-	ConcertPage concerts() {
+	CeilingPage concerts() {
 		return this.page;
 	}
 

@@ -31,8 +31,15 @@ class CursorCodec {
 
 	private final SecretKeySpec key;
 
+	/**
+	 * Initialised once and cloned per use: a Mac is not thread-safe, and looking one up and keying it per
+	 * request showed in the list's profile.
+	 */
+	private final Mac prototype;
+
 	CursorCodec(ApiProperties properties) {
 		this.key = new SecretKeySpec(properties.getCursorSecret().getBytes(StandardCharsets.UTF_8), "HmacSHA256");
+		this.prototype = newMac();
 	}
 
 	String encode(long afterId) {
@@ -67,9 +74,18 @@ class CursorCodec {
 
 	private byte[] sign(byte[] payload) {
 		try {
+			return Arrays.copyOf(((Mac) this.prototype.clone()).doFinal(payload), SIGNATURE_LENGTH);
+		}
+		catch (CloneNotSupportedException ex) {
+			throw new IllegalStateException("The JDK's HmacSHA256 can be cloned", ex);
+		}
+	}
+
+	private Mac newMac() {
+		try {
 			Mac mac = Mac.getInstance("HmacSHA256");
 			mac.init(this.key);
-			return Arrays.copyOf(mac.doFinal(payload), SIGNATURE_LENGTH);
+			return mac;
 		}
 		catch (GeneralSecurityException ex) {
 			throw new IllegalStateException("HmacSHA256 is part of every JDK", ex);
