@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -167,6 +168,16 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** Evicts every cache created so far, on every instance (one generation bump each). */
 	public void evictAllCaches() {
 		this.caches.values().forEach(DefaultTieredCache::evictAll);
+	}
+
+	/**
+	 * The {@value #LOADER_GUARD_NAME} circuit breaker, unless {@code tiered-cache.loader.circuit-breaker.enabled}
+	 * is false: its state says whether the loader (the database) is considered available, and its events let an
+	 * application react to the change (for example, to stop its connection pool from backing off while the
+	 * database is down).
+	 */
+	public Optional<CircuitBreaker> getLoaderCircuitBreaker() {
+		return Optional.ofNullable(this.loaderGuard.breaker());
 	}
 
 	/** The mode this manager serves. */

@@ -158,6 +158,9 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 		assertThat(gauge("resilience4j.circuitbreaker.state", "name", "tiered-cache-loader", "state", "closed"))
 			.as("open, or half-open for its trial loads")
 			.isZero();
+		assertThat(((HikariDataSource) this.dataSource).getMinimumIdle())
+			.as("the pool stops retrying in the background while the breaker is open (ConnectionPoolRecovery)")
+			.isZero();
 
 		database.start();
 
@@ -166,6 +169,7 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 			assertThat(get("/api/concerts/13/schedules").status()).isEqualTo(200);
 		});
 		awaitLoaderCircuitClosed();
+		assertThat(((HikariDataSource) this.dataSource).getMinimumIdle()).isEqualTo(10);
 		cached.forEach((path) -> assertThat(get(path).status()).isEqualTo(200));
 	}
 
