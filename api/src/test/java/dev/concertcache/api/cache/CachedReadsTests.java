@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -12,15 +11,11 @@ import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiApplication;
-import dev.concertcache.api.ApiTestSupport;
+import dev.concertcache.api.CachedApiTestSupport;
 import dev.concertcache.testsupport.MariaDbServer;
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
-import dev.concertcache.tiered.TieredCacheManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -30,7 +25,7 @@ import static org.awaitility.Awaitility.await;
  * query, and a write is visible at once on this instance and, through the invalidation stream, on a second one.
  */
 @ActiveProfiles("cache")
-class CachedReadsTests extends ApiTestSupport {
+class CachedReadsTests extends CachedApiTestSupport {
 
 	private static final String UPDATE = """
 			{"title":"Changed Title","artist":"IU","venue":"KSPO Dome","description":"Three nights",
@@ -40,26 +35,10 @@ class CachedReadsTests extends ApiTestSupport {
 			"/api/concerts/3/schedules", "/api/concerts/999");
 
 	@Autowired
-	private TieredCacheManager caches;
-
-	@Autowired
 	private MeterRegistry meters;
 
 	@LocalManagementPort
 	private int managementPort;
-
-	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", () -> RedisServer.shared().port());
-	}
-
-	@BeforeEach
-	void data() {
-		generate(30);
-		// The generator writes the database directly, past the cache.
-		((DefaultTieredCacheManager) this.caches).evictAllCaches();
-	}
 
 	@Test
 	void repeatedReadsOfConcertListAndSchedulesAreServedFromL1WithoutQueries() {

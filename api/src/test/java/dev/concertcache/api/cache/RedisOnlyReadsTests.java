@@ -3,18 +3,13 @@ package dev.concertcache.api.cache;
 import java.util.List;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
-import dev.concertcache.api.ApiTestSupport;
-import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.api.CachedApiTestSupport;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
-import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -24,28 +19,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * reads are Redis hits and cost no query; nothing is held in process.
  */
 @ActiveProfiles("redis-only")
-class RedisOnlyReadsTests extends ApiTestSupport {
+class RedisOnlyReadsTests extends CachedApiTestSupport {
 
 	private static final List<String> READS = List.of("/api/concerts/5", "/api/concerts?size=10",
 			"/api/concerts/5/schedules");
 
 	@Autowired
-	private TieredCacheManager caches;
-
-	@Autowired
 	private MeterRegistry meters;
-
-	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", () -> RedisServer.shared().port());
-	}
-
-	@BeforeEach
-	void data() {
-		generate(30);
-		((DefaultTieredCacheManager) this.caches).evictAllCaches();
-	}
 
 	@Test
 	void repeatedReadsAreRedisHitsWithoutQueries() {

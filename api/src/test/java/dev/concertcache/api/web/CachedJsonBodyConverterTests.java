@@ -1,17 +1,11 @@
 package dev.concertcache.api.web;
 
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.ActiveProfiles;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
-import dev.concertcache.api.ApiTestSupport;
-import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
-import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.api.CachedApiTestSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,25 +14,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * cached instance, and they are the bytes Jackson writes.
  */
 @ActiveProfiles("cache")
-class CachedJsonBodyConverterTests extends ApiTestSupport {
+class CachedJsonBodyConverterTests extends CachedApiTestSupport {
 
 	@Autowired
 	private CachedJsonBodyConverter converter;
-
-	@Autowired
-	private TieredCacheManager caches;
-
-	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", () -> RedisServer.shared().port());
-	}
-
-	@BeforeEach
-	void data() {
-		generate(30);
-		((DefaultTieredCacheManager) this.caches).evictAllCaches();
-	}
 
 	@Test
 	void repeatedHitsAreWrittenFromOneSerialization() {
