@@ -16,6 +16,11 @@ export function rate(fallback) {
   return envInt('RATE', SMOKE ? 10 : fallback);
 }
 
+// VUs an arrival-rate scenario sets up before it starts; a smoke run needs few.
+export function preAllocatedVUs(fallback) {
+  return SMOKE ? 20 : fallback;
+}
+
 export function vus(fallback) {
   return envInt('VUS', SMOKE ? 10 : fallback);
 }

@@ -4,7 +4,7 @@
 // Writes come from a single VU, so two writes never race on one key and a stale read is the
 // cache's doing. Concert writes evict list pages, so this also shows what writes cost the hit ratio.
 import { collectCursors, journey, writeThenRead } from '../lib/journey.js';
-import { common, duration, envInt, LOAD, rate, slo, SMOKE } from '../lib/options.js';
+import { common, duration, envInt, LOAD, preAllocatedVUs, rate, slo, SMOKE } from '../lib/options.js';
 import { summaryFor } from '../lib/summary.js';
 
 const ADMIN_TOKEN = __ENV.ADMIN_TOKEN || '';
@@ -18,7 +18,7 @@ export const options = {
       rate: rate(1000),
       timeUnit: '1s',
       duration: duration('60s'),
-      preAllocatedVUs: 200,
+      preAllocatedVUs: preAllocatedVUs(1000),
       maxVUs: 2000,
     },
     writes: {
