@@ -189,14 +189,14 @@ start_api() {
     [[ $profile == none ]] || args+=("--spring.profiles.active=$profile")
     ! $JDK25 || args+=(--spring.threads.virtual.enabled=true)
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
-    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN ${API_NICE:+nice -n "$API_NICE"} "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi
   pid=$!
   service_track api "$pid"
-  local deadline=$((SECONDS + 120))
-  until curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/health" >/dev/null 2>&1; do
+  local deadline=$((SECONDS + 180))
+  until curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/health/readiness" >/dev/null 2>&1; do
     if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
       tail -n 40 "$log" >&2
       die "the API ($profile) did not become healthy; see $log"

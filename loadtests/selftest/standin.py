@@ -126,7 +126,7 @@ def make_handler(store, token, management):
         def do_GET(self):
             url = urlsplit(self.path)
             if management:
-                if url.path == "/actuator/health":
+                if url.path in ("/actuator/health", "/actuator/health/readiness"):
                     return self.send_json(200, {"status": "UP"})
                 if url.path == "/actuator/prometheus":
                     return self.send_text(store.prometheus())

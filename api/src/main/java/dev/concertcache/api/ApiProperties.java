@@ -1,5 +1,7 @@
 package dev.concertcache.api;
 
+import java.time.Duration;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -7,6 +9,15 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  */
 @ConfigurationProperties("concert-cache")
 public class ApiProperties {
+
+	/** Default of {@code concert-cache.warmup.max-duration}. */
+	public static final Duration DEFAULT_WARMUP_MAX_DURATION = Duration.ofSeconds(90);
+
+	/** Default of {@code concert-cache.warmup.quiet-compilation}. */
+	public static final Duration DEFAULT_WARMUP_QUIET_COMPILATION = Duration.ofMillis(100);
+
+	/** Default of {@code concert-cache.warmup.concurrency}. */
+	public static final int DEFAULT_WARMUP_CONCURRENCY = 16;
 
 	/**
 	 * Bearer token that write requests must present. Unset means every write is refused.
@@ -18,6 +29,8 @@ public class ApiProperties {
 	 * load balancer must share it.
 	 */
 	private String cursorSecret = "concert-cache-cursor";
+
+	private final Warmup warmup = new Warmup();
 
 	public String getAdminToken() {
 		return this.adminToken;
@@ -33,6 +46,58 @@ public class ApiProperties {
 
 	public void setCursorSecret(String cursorSecret) {
 		this.cursorSecret = cursorSecret;
+	}
+
+	public Warmup getWarmup() {
+		return this.warmup;
+	}
+
+	/**
+	 * The JIT warm-up before the instance reports ready (ADR 0202).
+	 */
+	public static class Warmup {
+
+		/**
+		 * Longest the instance replays the read journey against itself, over loopback HTTP, before it reports
+		 * ready; the caches stay cold. It stops earlier once the JIT has settled. 0 turns the warm-up off.
+		 */
+		private Duration maxDuration = DEFAULT_WARMUP_MAX_DURATION;
+
+		/**
+		 * The JIT counts as settled when, over the last five seconds, it spent less than this much time compiling
+		 * per second.
+		 */
+		private Duration quietCompilation = DEFAULT_WARMUP_QUIET_COMPILATION;
+
+		/**
+		 * Warm-up requests in flight at a time.
+		 */
+		private int concurrency = DEFAULT_WARMUP_CONCURRENCY;
+
+		public Duration getMaxDuration() {
+			return this.maxDuration;
+		}
+
+		public void setMaxDuration(Duration maxDuration) {
+			this.maxDuration = maxDuration;
+		}
+
+		public Duration getQuietCompilation() {
+			return this.quietCompilation;
+		}
+
+		public void setQuietCompilation(Duration quietCompilation) {
+			this.quietCompilation = quietCompilation;
+		}
+
+		public int getConcurrency() {
+			return this.concurrency;
+		}
+
+		public void setConcurrency(int concurrency) {
+			this.concurrency = concurrency;
+		}
+
 	}
 
 }

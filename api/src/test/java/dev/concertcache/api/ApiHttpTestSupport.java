@@ -14,6 +14,7 @@ import javax.sql.DataSource;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.SpringBootTest.WebEnvironment;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.jdbc.core.simple.JdbcClient;
 
@@ -27,7 +28,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "management.endpoint.health.show-details=always",
-				"concert-cache.admin-token=" + ApiHttpTestSupport.TOKEN })
+				"concert-cache.admin-token=" + ApiHttpTestSupport.TOKEN, "concert-cache.warmup.max-duration=0s" })
 public abstract class ApiHttpTestSupport {
 
 	protected static final String TOKEN = "test-admin-token";
@@ -38,6 +39,9 @@ public abstract class ApiHttpTestSupport {
 
 	@LocalServerPort
 	protected int port;
+
+	@LocalManagementPort
+	protected int managementPort;
 
 	@Autowired
 	protected JdbcClient jdbc;
@@ -64,6 +68,11 @@ public abstract class ApiHttpTestSupport {
 			.header("Content-Type", "application/json")
 			.method(method, (body != null) ? BodyPublishers.ofString(body) : BodyPublishers.noBody())
 			.build());
+	}
+
+	/** GET {@code path} on the management port (actuator). */
+	protected Response management(String path) {
+		return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).GET().build());
 	}
 
 	protected HttpRequest.Builder request(String path) {

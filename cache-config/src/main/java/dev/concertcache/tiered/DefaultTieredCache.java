@@ -73,8 +73,23 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final AtomicLong generation = new AtomicLong(UNKNOWN);
 
+	/** Whether this is a warm-up's twin, which never routes to another twin. */
+	private final boolean twin;
+
 	DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, CacheSpec spec,
 			DefaultTieredCacheManager manager) {
+		this(name, keyType, valueType, spec, manager, manager.redis(), manager.metrics(), false);
+	}
+
+	/** A warm-up's twin of a cache: the same code and settings over its own Redis keys and meters. */
+	DefaultTieredCache<K, V> twin(RedisTier redis, TieredCacheMetrics metrics) {
+		return new DefaultTieredCache<>(this.name, this.keyType, this.valueType, this.spec, this.manager, redis,
+				metrics, true);
+	}
+
+	private DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, CacheSpec spec,
+			DefaultTieredCacheManager manager, RedisTier redis, TieredCacheMetrics metrics, boolean twin) {
+		this.twin = twin;
 		this.name = name;
 		this.keyType = keyType;
 		this.valueType = valueType;
@@ -82,8 +97,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.keys = CacheKeyEncoder.of(name, keyType);
 		this.codec = new JsonValueCodec<>(manager.jsonMapper(), valueType);
 		this.manager = manager;
-		this.redis = manager.redis();
-		this.metrics = manager.metrics().forCache(name);
+		this.redis = redis;
+		this.metrics = metrics.forCache(name);
 		this.loaderGuard = manager.loaderGuard();
 		if (manager.mode() == TieredCacheProperties.Mode.TIERED) {
 			this.l1 = Caffeine.newBuilder()
@@ -122,6 +137,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	@Override
 	public Lookup<V> lookup(K key, Supplier<Optional<V>> loader) {
+		DefaultTieredCache<K, V> twin = warmupTwin();
+		if (twin != null) {
+			return twin.lookup(key, loader);
+		}
 		String encoded = this.keys.encode(key);
 		Entry<V> entry = (this.l1 != null) ? readThroughL1(encoded, loader) : readThroughRedis(encoded, loader);
 		if (entry.stale()) {
@@ -196,13 +215,28 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	@Override
 	public void evict(K key) {
+		DefaultTieredCache<K, V> twin = warmupTwin();
+		if (twin != null) {
+			twin.evict(key);
+			return;
+		}
 		String encoded = this.keys.encode(key);
 		afterCommit(() -> evictNow(encoded));
 	}
 
 	@Override
 	public void evictAll() {
+		DefaultTieredCache<K, V> twin = warmupTwin();
+		if (twin != null) {
+			twin.evictAll();
+			return;
+		}
 		afterCommit(this::evictAllNow);
+	}
+
+	/** This cache's twin in the warm-up the calling thread is in, or null outside one. */
+	private DefaultTieredCache<K, V> warmupTwin() {
+		return this.twin ? null : this.manager.warmupTwin(this);
 	}
 
 	/**

@@ -12,6 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -58,6 +59,9 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private static final Pattern CACHE_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
+	/** The warm-up the current thread is in, if any (of any manager: {@link #warmupTwin} checks whose). */
+	private static final ThreadLocal<Warmup> currentWarmup = new ThreadLocal<>();
+
 	private final Mode mode;
 
 	private final CacheSpec defaults;
@@ -82,6 +86,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final String instanceId;
 
+	private final String keyPrefix;
+
 	private final Duration lockTtl;
 
 	private final Duration lockPollInterval;
@@ -93,6 +99,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	private final Duration blockTimeout;
 
 	private final ConcurrentMap<String, DefaultTieredCache<?, ?>> caches = new ConcurrentHashMap<>();
+
+	private final AtomicReference<Warmup> warmup = new AtomicReference<>();
 
 	private volatile InvalidationListener listener;
 
@@ -119,6 +127,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
 		this.instanceId = (properties.getInstanceId() != null) ? properties.getInstanceId()
 				: UUID.randomUUID().toString();
+		this.keyPrefix = properties.getKeyPrefix();
 		this.lockTtl = properties.getLock().getTtl();
 		this.lockPollInterval = properties.getLock().getPollInterval();
 		this.tombstoneTtl = properties.getInvalidation().getTombstoneTtl();
@@ -158,6 +167,24 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 					+ valueType.getName());
 		}
 		return (TieredCache<K, V>) cache;
+	}
+
+	@Override
+	public TieredCacheWarmup openWarmup() {
+		Warmup opened = new Warmup();
+		Assert.state(this.warmup.compareAndSet(null, opened), "A warm-up is open already");
+		return opened;
+	}
+
+	/** The twin of {@code cache} in the warm-up the calling thread is in, or null outside an open one of ours. */
+	@SuppressWarnings("unchecked")
+	<K, V> DefaultTieredCache<K, V> warmupTwin(DefaultTieredCache<K, V> cache) {
+		Warmup current = currentWarmup.get();
+		if (current == null || current != this.warmup.get()) {
+			return null;
+		}
+		return (DefaultTieredCache<K, V>) current.twins.computeIfAbsent(cache.name(),
+				(name) -> cache.twin(current.redis, current.metrics));
 	}
 
 	/** The names of the caches created so far. */
@@ -410,6 +437,52 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory and the properties
 	 * has a default.
 	 */
+	/**
+	 * Twins of the caches over keys of their own ({@code <key-prefix>:warmup:<instance-id>:}) and meters nobody
+	 * scrapes; they share the Redis connection, both circuit breakers and the loader guard with the real caches,
+	 * so a warm-up runs exactly the code a real read runs.
+	 */
+	private final class Warmup implements TieredCacheWarmup {
+
+		private final TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
+
+		private final RedisTier redis = DefaultTieredCacheManager.this.redis.withKeyPrefix(
+				DefaultTieredCacheManager.this.keyPrefix + ":warmup:" + DefaultTieredCacheManager.this.instanceId,
+				this.metrics);
+
+		private final ConcurrentMap<String, DefaultTieredCache<?, ?>> twins = new ConcurrentHashMap<>();
+
+		@Override
+		public Scope enter() {
+			Warmup outer = currentWarmup.get();
+			currentWarmup.set(this);
+			return () -> {
+				if (outer != null) {
+					currentWarmup.set(outer);
+				}
+				else {
+					currentWarmup.remove();
+				}
+			};
+		}
+
+		@Override
+		public void close() {
+			if (!DefaultTieredCacheManager.this.warmup.compareAndSet(this, null)) {
+				return;
+			}
+			this.twins.clear();
+			try {
+				long deleted = this.redis.deleteAll();
+				logger.debug("Warm-up over; deleted its " + deleted + " Redis keys");
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Warm-up over, but its Redis keys could not be deleted; they expire by their TTL", ex);
+			}
+		}
+
+	}
+
 	public static final class Builder {
 
 		private final RedisConnectionFactory connectionFactory;

@@ -1,11 +1,14 @@
 package dev.concertcache.tiered;
 
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
+import org.springframework.data.redis.core.Cursor;
+import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
@@ -84,6 +87,8 @@ final class RedisTier {
 
 	private final TieredCacheMetrics metrics;
 
+	private final String keyPrefix;
+
 	private final String namespace;
 
 	private final String stream;
@@ -95,9 +100,29 @@ final class RedisTier {
 		this.redis = redis;
 		this.breaker = breaker;
 		this.metrics = metrics;
+		this.keyPrefix = keyPrefix;
 		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
 		this.stream = this.namespace + "invalidations";
 		this.streamMaxLength = streamMaxLength;
+	}
+
+	/** The same server and breaker, keys under {@code keyPrefix} instead, errors counted in {@code metrics}. */
+	RedisTier withKeyPrefix(String keyPrefix, TieredCacheMetrics metrics) {
+		return new RedisTier(this.redis, this.breaker, metrics, keyPrefix, this.streamMaxLength);
+	}
+
+	/** Deletes every key under this tier's key prefix (SCAN and UNLINK, never KEYS); returns how many. */
+	long deleteAll() {
+		List<String> keys = new ArrayList<>();
+		ScanOptions options = ScanOptions.scanOptions().match(this.keyPrefix + ":*").count(1000).build();
+		try (Cursor<String> cursor = this.redis.scan(options)) {
+			cursor.forEachRemaining(keys::add);
+		}
+		if (keys.isEmpty()) {
+			return 0;
+		}
+		Long deleted = this.redis.unlink(keys);
+		return (deleted != null) ? deleted : 0;
 	}
 
 	String stream() {

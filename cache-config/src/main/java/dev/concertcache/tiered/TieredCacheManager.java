@@ -14,4 +14,12 @@ public interface TieredCacheManager {
 	 */
 	<K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType);
 
+	/**
+	 * Opens a warm-up whose reads never touch this manager's caches (see {@link TieredCacheWarmup}).
+	 * @throws IllegalStateException if one is open already
+	 */
+	default TieredCacheWarmup openWarmup() {
+		return TieredCacheWarmup.NONE;
+	}
+
 }

@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.builder.SpringApplicationBuilder;
-import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.test.context.ActiveProfiles;
 
@@ -37,8 +36,6 @@ class CachedReadsTests extends CachedApiTestSupport {
 	@Autowired
 	private MeterRegistry meters;
 
-	@LocalManagementPort
-	private int managementPort;
 
 	@Test
 	void repeatedReadsOfConcertListAndSchedulesAreServedFromL1WithoutQueries() {

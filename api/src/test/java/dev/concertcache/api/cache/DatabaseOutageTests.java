@@ -31,7 +31,6 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.test.context.TestConfiguration;
-import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -85,8 +84,6 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 	@Autowired
 	private StringRedisTemplate redis;
 
-	@LocalManagementPort
-	private int managementPort;
 
 	private final AtomicInteger warmUpSize = new AtomicInteger();
 
@@ -383,10 +380,6 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 	private double gauge(String name, String... tags) {
 		Gauge gauge = this.meters.find(name).tags(tags).gauge();
 		return (gauge != null) ? gauge.value() : Double.NaN;
-	}
-
-	private Response management(String path) {
-		return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).GET().build());
 	}
 
 	private Response get(int port, String path) {

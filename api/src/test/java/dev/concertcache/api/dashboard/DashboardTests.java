@@ -12,7 +12,6 @@ import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
-import org.springframework.boot.test.web.server.LocalManagementPort;
 
 import dev.concertcache.api.ApiTestSupport;
 
@@ -31,12 +30,9 @@ class DashboardTests extends ApiTestSupport {
 
 	private static final HttpClient http = HttpClient.newHttpClient();
 
-	@LocalManagementPort
-	int managementPort;
-
 	@Test
 	void pageIsServedOnTheManagementPort() throws Exception {
-		HttpResponse<String> page = management("/dashboard");
+		HttpResponse<String> page = fromManagementPort("/dashboard");
 		assertThat(page.statusCode()).isEqualTo(200);
 		assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html;charset=UTF-8");
 		assertThat(page.body()).contains("<script src=\"dashboard/dashboard.js\"")
@@ -49,11 +45,11 @@ class DashboardTests extends ApiTestSupport {
 
 	@Test
 	void assetsAreServedOnTheManagementPort() throws Exception {
-		HttpResponse<String> script = management("/dashboard/dashboard.js");
+		HttpResponse<String> script = fromManagementPort("/dashboard/dashboard.js");
 		assertThat(script.statusCode()).isEqualTo(200);
 		assertThat(script.headers().firstValue("Content-Type")).hasValue("text/javascript;charset=UTF-8");
 		assertThat(script.body()).contains("function parseExposition");
-		HttpResponse<String> styles = management("/dashboard/dashboard.css");
+		HttpResponse<String> styles = fromManagementPort("/dashboard/dashboard.css");
 		assertThat(styles.statusCode()).isEqualTo(200);
 		assertThat(styles.headers().firstValue("Content-Type")).hasValue("text/css;charset=UTF-8");
 	}
@@ -69,7 +65,7 @@ class DashboardTests extends ApiTestSupport {
 	@Test
 	void pageAndAssetsReferenceNoOtherHost() throws Exception {
 		for (String path : ASSETS) {
-			HttpResponse<String> asset = management(path);
+			HttpResponse<String> asset = fromManagementPort(path);
 			Matcher url = ABSOLUTE_URL.matcher(asset.body());
 			while (url.find()) {
 				assertThat(url.group(1)).as("%s links to %s", path, url.group())
@@ -88,7 +84,7 @@ class DashboardTests extends ApiTestSupport {
 
 	@Test
 	void trailingSlashRedirectsToThePage() throws Exception {
-		HttpResponse<String> response = management("/dashboard/");
+		HttpResponse<String> response = fromManagementPort("/dashboard/");
 		assertThat(response.statusCode()).isEqualTo(301);
 		assertThat(response.headers().firstValue("Location")).hasValue("../dashboard");
 	}
@@ -96,7 +92,7 @@ class DashboardTests extends ApiTestSupport {
 	@Test
 	void prometheusEndpointHasWhatThePageReads() throws Exception {
 		assertThat(get("/api/concerts?size=1").status()).isEqualTo(200);
-		HttpResponse<String> metrics = management("/actuator/prometheus");
+		HttpResponse<String> metrics = fromManagementPort("/actuator/prometheus");
 		assertThat(metrics.statusCode()).isEqualTo(200);
 		assertThat(metrics.body()).contains("http_server_requests_seconds_bucket{")
 			.contains("uri=\"/api/concerts\"")
@@ -104,7 +100,7 @@ class DashboardTests extends ApiTestSupport {
 			.contains("hikaricp_connections_pending{");
 	}
 
-	private HttpResponse<String> management(String path) throws IOException, InterruptedException {
+	private HttpResponse<String> fromManagementPort(String path) throws IOException, InterruptedException {
 		return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path)).build(),
 				BodyHandlers.ofString());
 	}
