@@ -21,6 +21,8 @@ Usage: loadtests/run.sh [options]
   --profile P        cache (two tiers, default), redis-only, none (no cache), or any Spring
                      profiles, comma-separated
   --compare          run the scenario against none, redis-only and cache and print them side by side
+  --ceiling          then, on the same API, the same journey on bare endpoints (bare-ceiling), and
+                     print both with the ratios (use with --scenario vus-1000)
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
@@ -46,6 +48,7 @@ RATE=""
 CONCERTS=5000
 PROFILE=cache
 COMPARE=false
+CEILING=false
 SMOKE=false
 KEEP_RUNNING=false
 JDK25=false
@@ -60,6 +63,7 @@ while (($#)); do
     --concerts) CONCERTS=${2:?--concerts needs a value}; shift 2 ;;
     --profile) PROFILE=${2:?--profile needs a value}; shift 2 ;;
     --compare) COMPARE=true; shift ;;
+    --ceiling) CEILING=true; shift ;;
     --smoke) SMOKE=true; shift ;;
     --keep-running) KEEP_RUNNING=true; shift ;;
     --jdk25) JDK25=true; shift ;;
@@ -91,6 +95,7 @@ source "$ROOT/scripts/services.sh"
 source "$ROOT/loadtests/lib/db-outage.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
 ! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
+! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
 trap stop_services EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -189,7 +194,7 @@ start_api() {
     [[ $profile == none ]] || args+=("--spring.profiles.active=$profile")
     ! $JDK25 || args+=(--spring.threads.virtual.enabled=true)
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
-    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN ${API_NICE:+nice -n "$API_NICE"} "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi
@@ -261,14 +266,22 @@ run_k6() {
     K6_STATUS=$?
 }
 
-# measure PROFILE DIR: one run against a freshly started API on an empty Redis.
+# measure PROFILE DIR [LABEL]: one run against a freshly started API on an empty Redis.
 measure() {
-  local profile=$1 dir=$2
+  local profile=$1 dir=$2 label=${3:-$1}
   mkdir -p "$dir"
   redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
   step "starting the API (profile $profile)"
   start_api "$profile" "$dir/api.log"
-  step "running $SCENARIO against profile $profile"
+  replay "$SCENARIO" "$label" "$dir"
+}
+
+# replay SCENARIO LABEL DIR: SCENARIO against the API as it is, counters sampled around k6; LABEL names
+# the run in tables.
+replay() {
+  local SCENARIO=$1 label=$2 dir=$3
+  mkdir -p "$dir"
+  step "running $SCENARIO against $label"
   snapshot "$dir/before"
   start_sampler "$dir/redis-clients.tsv"
   [[ -z $DB_OUTAGE ]] || db_outage_start "$dir"
@@ -278,18 +291,11 @@ measure() {
   [[ -z $DB_OUTAGE ]] || db_outage_finish "$dir"
   cat >"$dir/meta.txt" <<EOF
 scenario=$SCENARIO
-profile=$profile
+profile=$label
 concerts=$CONCERTS
 duration=${DURATION:-default}
 rate=${RATE:-default}
 smoke=$SMOKE
-jdk25=$JDK25
-standin=$STANDIN
-db_outage=$DB_OUTAGE
-k6_exit=$K6_STATUS
-k6=$("$K6" version | head -n 1)
-commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
-dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
 EOF
 }
 
@@ -306,6 +312,7 @@ fi
 ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 LABEL=$PROFILE
 ! $COMPARE || LABEL=compare
+! $CEILING || LABEL=$PROFILE-vs-ceiling
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$SCENARIO-$LABEL
 mkdir -p "$RESULTS"
 
@@ -340,6 +347,18 @@ if $COMPARE; then
     python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
   done
   python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
+elif $CEILING; then
+  # One API process (the ceiling endpoints come with the ceiling profile) and one journey: first through the
+  # cache, then on the bare endpoints, so the JIT and the machine are the same for both.
+  measure "$PROFILE,ceiling" "$RESULTS/$PROFILE" "$PROFILE"
+  exit_status=$K6_STATUS
+  replay bare-ceiling ceiling "$RESULTS/ceiling"
+  case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
+  step "results"
+  for run in "$RESULTS/ceiling" "$RESULTS/$PROFILE"; do
+    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
+  done
+  python3 "$ROOT/loadtests/lib/report.py" compare "$RESULTS/ceiling" "$RESULTS/$PROFILE" | tee "$RESULTS/compare.txt"
 else
   measure "$PROFILE" "$RESULTS"
   exit_status=$K6_STATUS

@@ -21,4 +21,5 @@ for script in "$ROOT"/loadtests/scenarios/*.js; do
   check --scenario "$(basename "$script" .js)"
 done
 check --compare
+check --scenario vus-1000 --ceiling
 echo "selftest: all passed"
