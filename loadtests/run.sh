@@ -21,8 +21,8 @@ Usage: loadtests/run.sh [options]
   --profile P        cache (two tiers, default), redis-only, none (no cache), or any Spring
                      profiles, comma-separated
   --compare          run the scenario against none, redis-only and cache and print them side by side
-  --ceiling          then, on the same API, the same journey on bare endpoints (bare-ceiling), and
-                     print both with the ratios (use with --scenario vus-1000)
+  --ceiling          on one API: the same journey on bare endpoints (bare-ceiling), then the scenario,
+                     then bare again; prints all three with ratios (use with --scenario vus-1000)
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
@@ -266,14 +266,19 @@ run_k6() {
     K6_STATUS=$?
 }
 
-# measure PROFILE DIR [LABEL]: one run against a freshly started API on an empty Redis.
+# measure PROFILE DIR: one run against a freshly started API on an empty Redis.
 measure() {
-  local profile=$1 dir=$2 label=${3:-$1}
+  local profile=$1 dir=$2
   mkdir -p "$dir"
+  measure_api "$profile" "$dir/api.log"
+  replay "$SCENARIO" "$profile" "$dir"
+}
+
+# measure_api PROFILE LOG: empties Redis and starts the API, ready.
+measure_api() {
   redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
-  step "starting the API (profile $profile)"
-  start_api "$profile" "$dir/api.log"
-  replay "$SCENARIO" "$label" "$dir"
+  step "starting the API (profile $1)"
+  start_api "$1" "$2"
 }
 
 # replay SCENARIO LABEL DIR: SCENARIO against the API as it is, counters sampled around k6; LABEL names
@@ -296,6 +301,13 @@ concerts=$CONCERTS
 duration=${DURATION:-default}
 rate=${RATE:-default}
 smoke=$SMOKE
+jdk25=$JDK25
+standin=$STANDIN
+db_outage=$DB_OUTAGE
+k6_exit=$K6_STATUS
+k6=$("$K6" version | head -n 1)
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
 EOF
 }
 
@@ -348,17 +360,22 @@ if $COMPARE; then
   done
   python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
 elif $CEILING; then
-  # One API process (the ceiling endpoints come with the ceiling profile) and one journey: first through the
-  # cache, then on the bare endpoints, so the JIT and the machine are the same for both.
-  measure "$PROFILE,ceiling" "$RESULTS/$PROFILE" "$PROFILE"
+  # One API process (the ceiling endpoints come with the ceiling profile) and one journey: bare endpoints,
+  # then through the cache (still cold: the bare endpoints do not touch it), then bare again, so the JIT and
+  # the machine are the same for both and a drift between the first and the last run shows.
+  measure_api "$PROFILE,ceiling" "$RESULTS/api.log"
+  replay bare-ceiling ceiling-before "$RESULTS/ceiling-before"
   exit_status=$K6_STATUS
-  replay bare-ceiling ceiling "$RESULTS/ceiling"
+  replay "$SCENARIO" "$PROFILE" "$RESULTS/$PROFILE"
+  case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
+  replay bare-ceiling ceiling-after "$RESULTS/ceiling-after"
   case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
   step "results"
-  for run in "$RESULTS/ceiling" "$RESULTS/$PROFILE"; do
+  runs=("$RESULTS/ceiling-before" "$RESULTS/$PROFILE" "$RESULTS/ceiling-after")
+  for run in "${runs[@]}"; do
     python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
   done
-  python3 "$ROOT/loadtests/lib/report.py" compare "$RESULTS/ceiling" "$RESULTS/$PROFILE" | tee "$RESULTS/compare.txt"
+  python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
 else
   measure "$PROFILE" "$RESULTS"
   exit_status=$K6_STATUS

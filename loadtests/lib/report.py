@@ -112,8 +112,10 @@ class Run:
     # --- MariaDB and Redis ---
 
     def db_selects_per_second(self):
+        """None when unknown, and when the server restarted during the run (--db-outage): its counters
+        started again from zero, so no difference of two readings means anything."""
         delta = status_delta(self.dir, "mariadb.tsv", "Com_select", mariadb_status)
-        return delta / self.seconds if delta is not None and self.seconds else None
+        return delta / self.seconds if delta is not None and delta >= 0 and self.seconds else None
 
     def redis(self):
         """(connected clients after, peak during, rejected connections during, commands per second);

@@ -19,8 +19,9 @@ public abstract class CachedApiTestSupport extends ApiTestSupport {
 	@Autowired
 	protected TieredCacheManager caches;
 
+	/** The shared private Redis; for tests of cache profiles that do not extend this class. */
 	@DynamicPropertySource
-	static void redis(DynamicPropertyRegistry registry) {
+	public static void redis(DynamicPropertyRegistry registry) {
 		registry.add("spring.data.redis.host", () -> "127.0.0.1");
 		registry.add("spring.data.redis.port", () -> RedisServer.shared().port());
 	}

@@ -22,4 +22,19 @@ class CeilingControllerTests extends ApiTestSupport {
 		assertThat(selectsExecuted()).isEqualTo(before);
 	}
 
+	@Test
+	void ceilingAnswersAConcertAndItsSchedulesShapedLikeTheRealOnesWithoutTheDatabase() {
+		long before = selectsExecuted();
+		Response concert = get("/api/ceiling/concerts/42");
+		Response schedules = get("/api/ceiling/concerts/42/schedules");
+		assertThat(concert.status()).isEqualTo(200);
+		assertThat(concert.json().get("id").asLong()).isEqualTo(42);
+		assertThat(concert.json().propertyNames()).containsExactlyInAnyOrder("id", "title", "artist", "venue",
+				"description", "startDate", "endDate", "updatedAt");
+		assertThat(schedules.status()).isEqualTo(200);
+		assertThat(schedules.json().get("concertId").asLong()).isEqualTo(42);
+		assertThat(schedules.json().get("schedules")).hasSize(2);
+		assertThat(selectsExecuted()).isEqualTo(before);
+	}
+
 }

@@ -19,7 +19,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiTestSupport;
-import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.api.CachedApiTestSupport;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,8 +47,7 @@ class WarmupTests extends ApiTestSupport {
 
 	@DynamicPropertySource
 	static void redisAndAShortWarmup(DynamicPropertyRegistry registry) {
-		registry.add("spring.data.redis.host", () -> "127.0.0.1");
-		registry.add("spring.data.redis.port", () -> RedisServer.shared().port());
+		CachedApiTestSupport.redis(registry);
 		registry.add("tiered-cache.key-prefix", () -> KEY_PREFIX);
 		registry.add("concert-cache.warmup.max-duration", () -> "2s");
 		registry.add("concert-cache.warmup.concurrency", () -> "2");
@@ -86,14 +85,6 @@ class WarmupTests extends ApiTestSupport {
 		assertThat(selectsExecuted() - selects).isEqualTo(1);
 	}
 
-	private Map<String, Double> l1Sizes() {
-		Map<String, Double> sizes = new TreeMap<>();
-		for (String cache : new String[] { "concert", "concert-page", "schedules" }) {
-			sizes.put(cache, this.meters.get("tiered.cache.size").tags("cache", cache, "tier", "l1").gauge().value());
-		}
-		return sizes;
-	}
-
 	@Test
 	void readinessAnswers503WhileTheApplicationRefusesTraffic() {
 		// The state Spring Boot keeps until application runners, the warm-up among them, have returned.
@@ -108,6 +99,14 @@ class WarmupTests extends ApiTestSupport {
 			AvailabilityChangeEvent.publish(this.context, ReadinessState.ACCEPTING_TRAFFIC);
 		}
 		assertThat(management("/actuator/health/readiness").status()).isEqualTo(200);
+	}
+
+	private Map<String, Double> l1Sizes() {
+		Map<String, Double> sizes = new TreeMap<>();
+		for (String cache : new String[] { "concert", "concert-page", "schedules" }) {
+			sizes.put(cache, this.meters.get("tiered.cache.size").tags("cache", cache, "tier", "l1").gauge().value());
+		}
+		return sizes;
 	}
 
 }
