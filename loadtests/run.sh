@@ -193,6 +193,8 @@ start_api() {
     local args=()
     [[ $profile == none ]] || args+=("--spring.profiles.active=$profile")
     ! $JDK25 || args+=(--spring.threads.virtual.enabled=true)
+    # A smoke run checks that things work, not how fast: a short JIT warm-up (ADR 0202) is enough.
+    ! $SMOKE || args+=(--concert-cache.warmup.max-duration=10s)
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
     CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
