@@ -4,7 +4,8 @@
 // Writes come from a single VU, so two writes never race on one key and a stale read is the
 // cache's doing. Concert writes evict list pages, so this also shows what writes cost the hit ratio.
 import { collectCursors, journey, writeThenRead } from '../lib/journey.js';
-import { common, duration, envInt, LOAD, preAllocatedVUs, rate, slo, SMOKE } from '../lib/options.js';
+import { common, duration, envInt, LOAD, slo, SMOKE } from '../lib/options.js';
+import { options as usersPerSecond } from './users-per-second.js';
 import { summaryFor } from '../lib/summary.js';
 
 const ADMIN_TOKEN = __ENV.ADMIN_TOKEN || '';
@@ -13,14 +14,8 @@ const WRITE_RATE = envInt('WRITE_RATE', SMOKE ? 2 : 5);
 export const options = {
   ...common,
   scenarios: {
-    [LOAD]: {
-      executor: 'constant-arrival-rate',
-      rate: rate(1000),
-      timeUnit: '1s',
-      duration: duration('60s'),
-      preAllocatedVUs: preAllocatedVUs(1000),
-      maxVUs: 2000,
-    },
+    // The users-per-second load as it is, plus the writes.
+    [LOAD]: usersPerSecond.scenarios[LOAD],
     writes: {
       executor: 'constant-arrival-rate',
       exec: 'write',

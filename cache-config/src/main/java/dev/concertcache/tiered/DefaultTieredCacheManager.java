@@ -86,8 +86,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final String instanceId;
 
-	private final String keyPrefix;
-
 	private final Duration lockTtl;
 
 	private final Duration lockPollInterval;
@@ -127,7 +125,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
 		this.instanceId = (properties.getInstanceId() != null) ? properties.getInstanceId()
 				: UUID.randomUUID().toString();
-		this.keyPrefix = properties.getKeyPrefix();
 		this.lockTtl = properties.getLock().getTtl();
 		this.lockPollInterval = properties.getLock().getPollInterval();
 		this.tombstoneTtl = properties.getInvalidation().getTombstoneTtl();
@@ -446,9 +443,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private final TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
 
-		private final RedisTier redis = DefaultTieredCacheManager.this.redis.withKeyPrefix(
-				DefaultTieredCacheManager.this.keyPrefix + ":warmup:" + DefaultTieredCacheManager.this.instanceId,
-				this.metrics);
+		private final RedisTier redis = DefaultTieredCacheManager.this.redis
+			.child("warmup:" + DefaultTieredCacheManager.this.instanceId, this.metrics);
 
 		private final ConcurrentMap<String, DefaultTieredCache<?, ?>> twins = new ConcurrentHashMap<>();
 

@@ -106,9 +106,12 @@ final class RedisTier {
 		this.streamMaxLength = streamMaxLength;
 	}
 
-	/** The same server and breaker, keys under {@code keyPrefix} instead, errors counted in {@code metrics}. */
-	RedisTier withKeyPrefix(String keyPrefix, TieredCacheMetrics metrics) {
-		return new RedisTier(this.redis, this.breaker, metrics, keyPrefix, this.streamMaxLength);
+	/**
+	 * The same server and breaker, keys under {@code <key-prefix>:<child>} instead, errors counted in
+	 * {@code metrics}.
+	 */
+	RedisTier child(String child, TieredCacheMetrics metrics) {
+		return new RedisTier(this.redis, this.breaker, metrics, this.keyPrefix + ":" + child, this.streamMaxLength);
 	}
 
 	/** Deletes every key under this tier's key prefix (SCAN and UNLINK, never KEYS); returns how many. */
