@@ -8,6 +8,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 K6_VERSION=v1.8.1
 JDK25_HOME=/usr/lib/jvm/temurin-25-jdk-amd64
 PROFILES_COMPARED=(none redis-only cache)
+# Bare endpoints answering fixed data of the same shape and size (the API's ceiling profile): no cache, no
+# database, Jackson per request. --ceiling replays the same journey against them.
+CEILING_PATH=/api/ceiling/concerts
 
 usage() {
   cat <<EOF
@@ -21,8 +24,9 @@ Usage: loadtests/run.sh [options]
   --profile P        cache (two tiers, default), redis-only, none (no cache), or any Spring
                      profiles, comma-separated
   --compare          run the scenario against none, redis-only and cache and print them side by side
-  --ceiling          on one API: the same journey on bare endpoints (bare-ceiling), then the scenario,
-                     then bare again; prints all three with ratios (use with --scenario vus-1000)
+  --ceiling          on one API, the scenario five times: bare endpoints with fixed data, the cache
+                     (cold), bare, the cache (warm), bare; each cached run against the bare ones
+                     beside it (e.g. --scenario vus-1000 for throughput, the default for latency)
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
@@ -246,6 +250,7 @@ run_k6() {
     --env "RESULTS_DIR=$dir" --env "ADMIN_TOKEN=$ADMIN_TOKEN")
   [[ -z $DURATION ]] || env+=(--env "DURATION=$DURATION")
   [[ -z $RATE ]] || env+=(--env "RATE=$RATE")
+  [[ -z ${CONCERTS_PATH:-} ]] || env+=(--env "CONCERTS_PATH=$CONCERTS_PATH")
   # Issue 7's bar for a run with the database killed: misses may fail, under 1% of requests; p99 under 100 ms.
   [[ -z $DB_OUTAGE ]] || env+=(--env MAX_FAILED_RATE=0.01 --env "P99_MS=${P99_MS:-100}")
   local dashboard=()
@@ -283,10 +288,10 @@ measure_api() {
   start_api "$1" "$2"
 }
 
-# replay SCENARIO LABEL DIR: SCENARIO against the API as it is, counters sampled around k6; LABEL names
-# the run in tables.
+# replay SCENARIO LABEL DIR [CONCERTS_PATH]: SCENARIO against the API as it is, counters sampled around
+# k6; LABEL names the run in tables; CONCERTS_PATH points the journey elsewhere (the bare endpoints).
 replay() {
-  local SCENARIO=$1 label=$2 dir=$3
+  local SCENARIO=$1 label=$2 dir=$3 CONCERTS_PATH=${4:-}
   mkdir -p "$dir"
   step "running $SCENARIO against $label"
   snapshot "$dir/before"
@@ -306,6 +311,7 @@ smoke=$SMOKE
 jdk25=$JDK25
 standin=$STANDIN
 db_outage=$DB_OUTAGE
+concerts_path=${CONCERTS_PATH:-/api/concerts}
 k6_exit=$K6_STATUS
 k6=$("$K6" version | head -n 1)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -362,22 +368,24 @@ if $COMPARE; then
   done
   python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
 elif $CEILING; then
-  # One API process (the ceiling endpoints come with the ceiling profile) and one journey: bare endpoints,
-  # then through the cache (still cold: the bare endpoints do not touch it), then bare again, so the JIT and
-  # the machine are the same for both and a drift between the first and the last run shows.
+  # One API process (the ceiling endpoints come with the ceiling profile) and one scenario, five runs: bare
+  # endpoints, the cache still cold (its first touches), bare, the cache warm, bare. Alternating on one JVM
+  # gives both the same JIT and machine and shows the drift; each cached run is compared with the mean of
+  # the bare runs beside it (ADR 0201).
   measure_api "$PROFILE,ceiling" "$RESULTS/api.log"
-  replay bare-ceiling ceiling-before "$RESULTS/ceiling-before"
-  exit_status=$K6_STATUS
-  replay "$SCENARIO" "$PROFILE" "$RESULTS/$PROFILE"
-  case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
-  replay bare-ceiling ceiling-after "$RESULTS/ceiling-after"
-  case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
+  runs=()
+  for label in ceiling-1 "$PROFILE-cold" ceiling-2 "$PROFILE-warm" ceiling-3; do
+    path=""
+    [[ $label != ceiling-* ]] || path=$CEILING_PATH
+    replay "$SCENARIO" "$label" "$RESULTS/$label" "$path"
+    case $K6_STATUS in 0 | 99) ;; *) exit_status=$K6_STATUS ;; esac
+    runs+=("$RESULTS/$label")
+  done
   step "results"
-  runs=("$RESULTS/ceiling-before" "$RESULTS/$PROFILE" "$RESULTS/ceiling-after")
   for run in "${runs[@]}"; do
     python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
   done
-  python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
+  python3 "$ROOT/loadtests/lib/report.py" ceiling "${runs[@]}" | tee "$RESULTS/compare.txt"
 else
   measure "$PROFILE" "$RESULTS"
   exit_status=$K6_STATUS

@@ -72,7 +72,7 @@ k6_smoke() {
   local scenario=$1
   echo "==> k6 smoke: $scenario"
   SMOKE=1 BASE_URL="http://127.0.0.1:$API_PORT" CONCERTS=$CONCERTS ADMIN_TOKEN=$TOKEN RESULTS_DIR="$WORK" \
-    CONCERTS_PATH=/api/concerts K6_PROMETHEUS_RW_SERVER_URL="http://127.0.0.1:$PROM_PORT/api/v1/write" \
+    K6_PROMETHEUS_RW_SERVER_URL="http://127.0.0.1:$PROM_PORT/api/v1/write" \
     K6_PROMETHEUS_RW_TREND_STATS='p(95),p(99),avg' \
     "$K6" run -q -o experimental-prometheus-rw "loadtests/scenarios/$scenario.js"
 }

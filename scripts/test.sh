@@ -13,5 +13,7 @@ python3 ops/grafana/check-dashboards.py --promtool
 # The whole stack: k6 smoke runs of every scenario, the built-in dashboard in headless Chromium, and
 # every Grafana panel evaluated against a real Prometheus scrape.
 bash scripts/e2e.sh
-# The README's main job, smoke-sized: the runner from nothing to its result table.
+# The README's main job, smoke-sized: the runner from nothing to its result table; then its comparison
+# with the bare endpoints (five short runs on one API).
 bash loadtests/run.sh --smoke
+bash loadtests/run.sh --smoke --ceiling

@@ -9,6 +9,8 @@
 
     report.py table RUN_DIR
     report.py compare RUN_DIR [RUN_DIR ...]     (the first run is the baseline of the ratios)
+    report.py ceiling BARE CACHED BARE [CACHED BARE ...]
+                                                (each cached run against the mean of the bare runs beside it)
 """
 import json
 import math
@@ -16,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-ENDPOINTS = ["list", "list-next", "detail", "schedules", "write", "ceiling"]
+ENDPOINTS = ["list", "list-next", "detail", "schedules", "write"]
 CACHES = ["concert", "concert-page", "schedules"]
 SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
@@ -189,18 +191,32 @@ def table(run):
     return "\n".join(lines)
 
 
-def compare(runs):
+def first_run(values, i):
+    """The baseline of --compare: the first run."""
+    return values[0] if i > 0 else None
+
+
+def bare_neighbours(values, i):
+    """The baseline of a cached run in --ceiling: the mean of the bare runs before and after it."""
+    if i % 2 == 0 or i + 1 >= len(values) or values[i - 1] is None or values[i + 1] is None:
+        return None
+    return (values[i - 1] + values[i + 1]) / 2
+
+
+def compare(runs, baseline=first_run, against=None):
     base = runs[0]
     width = 22
     head = f"  {'':<20}" + "".join(f"{r.profile:>{width}}" for r in runs)
-    lines = [f"{base.scenario} | {base.meta.get('concerts', '?')} concerts | ratios against {base.profile}", "", head]
+    against = against or f"ratios against {base.profile}"
+    lines = [f"{base.scenario} | {base.meta.get('concerts', '?')} concerts | {against}", "", head]
 
     def add(label, values, fmt, ratio_to_base=False):
         cells = []
         for i, v in enumerate(values):
             text = fmt(v)
-            if ratio_to_base and i > 0 and v is not None and values[0]:
-                text += f" ({v / values[0]:.2f}x)"
+            reference = baseline(values, i) if ratio_to_base else None
+            if v is not None and reference:
+                text += f" ({v / reference:.2f}x)"
             cells.append(f"{text:>{width}}")
         lines.append(f"  {label:<20}" + "".join(cells))
 
@@ -316,6 +332,8 @@ def main(argv):
         print(table(Run(argv[2])))
     elif len(argv) >= 3 and argv[1] == "compare":
         print(compare([Run(d) for d in argv[2:]]))
+    elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "ceiling":
+        print(compare([Run(d) for d in argv[2:]], bare_neighbours, "each cached run against the bare runs beside it"))
     else:
         print(__doc__, file=sys.stderr)
         return 2

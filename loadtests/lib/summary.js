@@ -3,7 +3,7 @@
 import { LOAD } from './options.js';
 
 const RESULTS_DIR = (__ENV.RESULTS_DIR || 'loadtests/results').replace(/\/$/, '');
-const ENDPOINTS = ['list', 'list-next', 'detail', 'schedules', 'write', 'ceiling'];
+const ENDPOINTS = ['list', 'list-next', 'detail', 'schedules', 'write'];
 
 export function summaryFor(scenario) {
   return function handleSummary(data) {

@@ -18,8 +18,8 @@ import dev.concertcache.api.schedule.Schedule;
 /**
  * The ceiling of the stack itself, for the load tests: bare Spring MVC endpoints shaped like the three the
  * journey reads (a list page, a concert, its schedules), answering fixed data of the same shape and size with
- * no cache and no database, serialized by Jackson on every request as a bare endpoint is. The bare-ceiling
- * scenario replays the same journey against them, so the load generator does the same work in both runs and
+ * no cache and no database, serialized by Jackson on every request as a bare endpoint is. {@code loadtests/run.sh
+ * --ceiling} replays the same journey against them, so the load generator does the same work in both runs and
  * the difference is what the cache path costs. Only under the {@code ceiling} profile.
  */
 @RestController
