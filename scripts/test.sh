@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh redis-server mariadb-server prometheus
 ./mvnw -B -ntp verify
+# The load-test report's arithmetic (ratios of --compare and --ceiling).
+python3 -m unittest discover -s loadtests/lib -p 'test_*.py'
 # compose.yaml cannot run here (no Docker engine): validate it with the compose-spec loader instead.
 bash .ci/compose-check/run.sh
 # Every dashboard expression parses (promtool); their data is checked against a live scrape elsewhere.

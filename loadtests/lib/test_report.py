@@ -1,0 +1,58 @@
+"""Unit tests of report.py's comparisons, on run directories written here (python3 -m unittest)."""
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+import report
+
+
+def write_run(root, label, requests, p99, seconds=10.0):
+    """A run directory as loadtests/run.sh leaves it, with only what the comparison reads."""
+    run = Path(root) / label
+    run.mkdir()
+    (run / "meta.txt").write_text(f"scenario=vus-1000\nprofile={label}\nconcerts=5000\n")
+    summary = {
+        "state": {"testRunDurationMs": seconds * 1000},
+        "metrics": {
+            "http_reqs{scenario:load}": {"values": {"count": requests}},
+            "http_req_duration{scenario:load}": {"values": {"med": 1.0, "p(95)": 2.0, "p(99)": p99, "max": 99.0}},
+        },
+    }
+    (run / "vus-1000-summary.json").write_text(json.dumps(summary))
+    return report.Run(run)
+
+
+def cells(table, label):
+    line = next(line for line in table.splitlines() if line.strip().startswith(label))
+    return line[len(f"  {label:<20}"):]
+
+
+class ComparisonTests(unittest.TestCase):
+
+    def test_each_cached_run_is_compared_with_the_mean_of_the_bare_runs_beside_it(self):
+        with tempfile.TemporaryDirectory() as root:
+            runs = [
+                write_run(root, "ceiling-1", 60_000, 10.0),
+                write_run(root, "cache-cold", 45_000, 30.0),
+                write_run(root, "ceiling-2", 80_000, 20.0),
+                write_run(root, "cache-warm", 72_000, 15.0),
+                write_run(root, "ceiling-3", 64_000, 10.0),
+            ]
+            table = report.compare(runs, report.bare_neighbours, "against the bare runs beside it")
+        requests = cells(table, "requests/s")
+        self.assertIn("4,500.0 (0.64x)", requests)  # 4,500 / mean(6,000, 8,000)
+        self.assertIn("7,200.0 (1.00x)", requests)  # 7,200 / mean(8,000, 6,400)
+        self.assertEqual(requests.count("x)"), 2, "bare runs carry no ratio")
+        self.assertIn("15.0 (1.00x)", cells(table, "p99 ms"))  # 15 / mean(20, 10)
+
+    def test_compare_puts_every_run_against_the_first(self):
+        with tempfile.TemporaryDirectory() as root:
+            runs = [write_run(root, "none", 10_000, 40.0), write_run(root, "cache", 25_000, 10.0)]
+            table = report.compare(runs)
+        self.assertIn("2,500.0 (2.50x)", cells(table, "requests/s"))
+        self.assertIn("10.0 (0.25x)", cells(table, "p99 ms"))
+
+
+if __name__ == "__main__":
+    unittest.main()
