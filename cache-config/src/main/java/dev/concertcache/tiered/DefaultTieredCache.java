@@ -25,6 +25,7 @@ import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.RedisTier.LockAttempt;
 import dev.concertcache.tiered.RedisTier.UnavailableException;
 
+
 /**
  * One cache of the {@link DefaultTieredCacheManager}: Caffeine (TIERED mode only), then Redis, then the loader.
  * <p>
@@ -142,19 +143,18 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			return twin.lookup(key, loader);
 		}
 		String encoded = this.keys.encode(key);
-		Entry<V> entry = (this.l1 != null) ? readThroughL1(encoded, loader) : readThroughRedis(encoded, loader);
-		if (entry.stale()) {
+		Lookup<V> lookup = (this.l1 != null) ? readThroughL1(encoded, loader) : readThroughRedis(encoded, loader);
+		if (lookup.stale()) {
 			this.metrics.staleServed.increment();
-			return Lookup.stale(entry.value());
 		}
-		return Lookup.fresh(entry.value());
+		return lookup;
 	}
 
 	/**
 	 * TIERED: a fresh L1 entry or a load in flight is a hit; a missing entry, or one past its fresh-until time,
 	 * is a miss whose reader puts its own future in and loads.
 	 */
-	private Entry<V> readThroughL1(String key, Supplier<Optional<V>> loader) {
+	private Lookup<V> readThroughL1(String key, Supplier<Optional<V>> loader) {
 		while (true) {
 			CompletableFuture<Entry<V>> found = this.l1.getIfPresent(key);
 			if (found == null) {
@@ -162,37 +162,37 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				found = this.l1.get(key, (k, executor) -> mine);
 				if (found == mine) {
 					this.metrics.l1Miss.increment();
-					return load(key, loader, null, mine);
+					return load(key, loader, null, mine).lookup;
 				}
 			}
 			if (!found.isDone() || found.isCompletedExceptionally()) {
 				// A load in flight (or one that has just failed and is on its way out): share its outcome.
 				this.metrics.l1Hit.increment();
-				return join(found);
+				return join(found).fromL1;
 			}
 			Entry<V> entry = found.join();
 			if (entry.isFreshAt(this.manager.ticker().read())) {
 				this.metrics.l1Hit.increment();
-				return entry;
+				return entry.fromL1;
 			}
 			// Kept only to be served if the load fails: refresh it, unless another reader got there first.
 			CompletableFuture<Entry<V>> mine = new CompletableFuture<>();
 			if (this.l1.asMap().replace(key, found, mine)) {
 				this.metrics.l1Miss.increment();
-				return load(key, loader, entry, mine);
+				return load(key, loader, entry, mine).lookup;
 			}
 		}
 	}
 
 	/** REDIS: concurrent reads of one key on this instance share one trip to Redis (and the loader). */
-	private Entry<V> readThroughRedis(String key, Supplier<Optional<V>> loader) {
+	private Lookup<V> readThroughRedis(String key, Supplier<Optional<V>> loader) {
 		CompletableFuture<Entry<V>> mine = new CompletableFuture<>();
 		CompletableFuture<Entry<V>> found = this.inFlight.putIfAbsent(key, mine);
 		if (found != null) {
 			this.metrics.l2Hit.increment();
-			return join(found);
+			return join(found).fromL1;
 		}
-		return load(key, loader, null, mine);
+		return load(key, loader, null, mine).lookup;
 	}
 
 	/** Completes {@code mine} (which other readers may be waiting for) with what Redis or the loader gives. */
@@ -234,6 +234,36 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		afterCommit(this::evictAllNow);
 	}
 
+	@Override
+	public void invalidate(K key) {
+		DefaultTieredCache<K, V> twin = warmupTwin();
+		if (twin != null) {
+			twin.invalidate(key);
+			return;
+		}
+		try {
+			evictInRedis(this.keys.encode(key));
+		}
+		catch (UnavailableException ex) {
+			throw new InvalidationFailedException(this.name, ex);
+		}
+	}
+
+	@Override
+	public void invalidateAll() {
+		DefaultTieredCache<K, V> twin = warmupTwin();
+		if (twin != null) {
+			twin.invalidateAll();
+			return;
+		}
+		try {
+			evictAllInRedis();
+		}
+		catch (UnavailableException ex) {
+			throw new InvalidationFailedException(this.name, ex);
+		}
+	}
+
 	/** This cache's twin in the warm-up the calling thread is in, or null outside one. */
 	private DefaultTieredCache<K, V> warmupTwin() {
 		return this.twin ? null : this.manager.warmupTwin(this);
@@ -272,13 +302,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	/** Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down. */
 	void evictNow(String key) {
-		invalidateL1(key, "explicit");
 		try {
-			long generation = generation();
-			this.redis.evict(this.name, this.redis.valueKey(this.name, generation, key), key, generation,
-					this.manager.tombstoneTtl().toMillis(), this.manager.instanceId(), this.manager.clock().millis());
-			this.metrics.eviction("l2", "explicit");
-			this.metrics.sent.increment();
+			evictInRedis(key);
 		}
 		catch (UnavailableException ex) {
 			this.manager.pending().add(this.name, key);
@@ -287,15 +312,45 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	/** Makes every entry of this cache unreachable on every instance; queued if Redis is down. */
 	void evictAllNow() {
-		invalidateAllL1("explicit");
+		try {
+			evictAllInRedis();
+		}
+		catch (UnavailableException ex) {
+			this.manager.pending().add(this.name, PendingEvictions.ALL);
+		}
+	}
+
+	/**
+	 * Tombstones the key in Redis and announces it, then clears it from L1; L1 is cleared even if Redis failed.
+	 * In this order because a read between the two steps must not put the old value back: before the tombstone it
+	 * can only find the old value in L1 (the write is not acknowledged yet), after it Redis holds the tombstone.
+	 */
+	private void evictInRedis(String key) {
+		try {
+			long generation = generation();
+			this.redis.evict(this.name, this.redis.valueKey(this.name, generation, key), key, generation,
+					this.manager.tombstoneTtl().toMillis(), this.manager.instanceId(), this.manager.clock().millis());
+			this.metrics.eviction("l2", "explicit");
+			this.metrics.sent.increment();
+		}
+		finally {
+			invalidateL1(key, "explicit");
+		}
+	}
+
+	/**
+	 * Moves the generation in Redis and here, then clears L1 (L1 even if Redis failed): a read in between either
+	 * uses the new generation or puts its entry into L1 before it is cleared.
+	 */
+	private void evictAllInRedis() {
 		try {
 			long next = this.redis.evictAll(this.name, this.manager.instanceId(), this.manager.clock().millis());
 			advanceGeneration(next);
 			this.metrics.eviction("l2", "generation");
 			this.metrics.sent.increment();
 		}
-		catch (UnavailableException ex) {
-			this.manager.pending().add(this.name, PendingEvictions.ALL);
+		finally {
+			invalidateAllL1("explicit");
 		}
 	}
 
@@ -352,7 +407,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		if (miss.value != null) {
 			@SuppressWarnings("unchecked")
 			Optional<V> hit = (Optional<V>) miss.value;
-			return fresh(hit);
+			return fresh(hit, Source.L2);
 		}
 		Optional<V> loaded;
 		try {
@@ -374,14 +429,14 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		if (miss.valueKey != null) {
 			store(miss, loaded, started);
 		}
-		return fresh(loaded);
+		return fresh(loaded, Source.LOADER);
 	}
 
 	/** An L1 entry for a value just read from Redis or loaded: fresh for the (jittered) L1 time to live. */
-	private Entry<V> fresh(Optional<V> value) {
+	private Entry<V> fresh(Optional<V> value, Source source) {
 		long now = this.manager.ticker().read();
 		long freshUntil = now + this.spec.l1Nanos(value.isEmpty());
-		return new Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false);
+		return new Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source);
 	}
 
 	/**
@@ -400,11 +455,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.manager.clock().millis();
 				if (left > 0) {
 					// Fresh until now: the next read tries the loader again.
-					return new Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true);
+					return new Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true, Source.L2);
 				}
 			}
 		}
-		if (staleInL1 != null && staleInL1.value().isPresent() && now - staleInL1.staleUntil() < 0) {
+		if (staleInL1 != null && staleInL1.value.isPresent() && now - staleInL1.staleUntil < 0) {
 			return staleInL1.servedStale();
 		}
 		return null;
@@ -665,16 +720,39 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	/**
 	 * An L1 entry: the value with the ticker times until which it is fresh and until which it may be served
-	 * stale, and whether it is being served stale now (the outcome of a failed load).
+	 * stale, whether it is being served stale now (the outcome of a failed load), and where it came from. Its
+	 * lookups are made once, so that a hit allocates nothing: {@code lookup} as the reader that made it gets it,
+	 * {@code fromL1} as every later reader does.
 	 */
-	record Entry<V>(Optional<V> value, long freshUntil, long staleUntil, boolean stale) {
+	static final class Entry<V> {
+
+		final Optional<V> value;
+
+		final long freshUntil;
+
+		final long staleUntil;
+
+		final boolean stale;
+
+		final Lookup<V> lookup;
+
+		final Lookup<V> fromL1;
+
+		Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source) {
+			this.value = value;
+			this.freshUntil = freshUntil;
+			this.staleUntil = staleUntil;
+			this.stale = stale;
+			this.lookup = new Lookup<>(value, stale, source);
+			this.fromL1 = (source == Source.L1) ? this.lookup : new Lookup<>(value, stale, Source.L1);
+		}
 
 		boolean isFreshAt(long now) {
 			return now - this.freshUntil < 0;
 		}
 
 		Entry<V> servedStale() {
-			return this.stale ? this : new Entry<>(this.value, this.freshUntil, this.staleUntil, true);
+			return this.stale ? this : new Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1);
 		}
 
 	}
@@ -688,12 +766,12 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 		@Override
 		public long expireAfterCreate(String key, Entry<V> entry, long currentTime) {
-			return Math.max(0, entry.staleUntil() - currentTime);
+			return Math.max(0, entry.staleUntil - currentTime);
 		}
 
 		@Override
 		public long expireAfterUpdate(String key, Entry<V> entry, long currentTime, long currentDuration) {
-			return Math.max(0, entry.staleUntil() - currentTime);
+			return Math.max(0, entry.staleUntil - currentTime);
 		}
 
 		@Override

@@ -21,7 +21,7 @@ final class PassThroughCacheManager implements TieredCacheManager {
 			@Override
 			public Lookup<V> lookup(K key, Supplier<Optional<V>> loader) {
 				Optional<V> value = loader.get();
-				return Lookup.fresh((value != null) ? value : Optional.empty());
+				return Lookup.fresh((value != null) ? value : Optional.empty(), Source.LOADER);
 			}
 
 			@Override
@@ -30,6 +30,14 @@ final class PassThroughCacheManager implements TieredCacheManager {
 
 			@Override
 			public void evictAll() {
+			}
+
+			@Override
+			public void invalidate(K key) {
+			}
+
+			@Override
+			public void invalidateAll() {
 			}
 
 		};

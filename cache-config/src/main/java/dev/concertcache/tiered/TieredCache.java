@@ -44,21 +44,56 @@ public interface TieredCache<K, V> {
 	void evictAll();
 
 	/**
+	 * Removes {@code key} from every tier of every instance now, whatever transaction is active, or throws. For
+	 * callers that replay invalidations from a durable record (the database's binary log, an invalidation request)
+	 * and must not move past one that did not reach Redis: unlike {@link #evict}, nothing is queued in memory.
+	 * @throws InvalidationFailedException if Redis did not take the invalidation (this instance's L1 is cleared
+	 * all the same)
+	 */
+	void invalidate(K key);
+
+	/**
+	 * Like {@link #invalidate} for every entry of this cache (one generation move).
+	 * @throws InvalidationFailedException if Redis did not take the invalidation
+	 */
+	void invalidateAll();
+
+	/**
 	 * The result of a {@link TieredCache#lookup}.
 	 *
 	 * @param value the value, empty if the loader found none
 	 * @param stale whether the value outlived its time to live and is served only because the loader failed
+	 * @param source where the value came from
 	 * @param <V> the value type
 	 */
-	record Lookup<V>(Optional<V> value, boolean stale) {
+	record Lookup<V>(Optional<V> value, boolean stale, Source source) {
 
-		public static <V> Lookup<V> fresh(Optional<V> value) {
-			return new Lookup<>(value, false);
+		public static <V> Lookup<V> fresh(Optional<V> value, Source source) {
+			return new Lookup<>(value, false, source);
 		}
 
-		public static <V> Lookup<V> stale(Optional<V> value) {
-			return new Lookup<>(value, true);
+		public static <V> Lookup<V> stale(Optional<V> value, Source source) {
+			return new Lookup<>(value, true, source);
 		}
+
+		/** Whether a cache tier answered, without calling the loader. */
+		public boolean hit() {
+			return this.source != Source.LOADER;
+		}
+
+	}
+
+	/** Where a {@link Lookup}'s value came from. */
+	enum Source {
+
+		/** This instance's memory (Caffeine), or a load of this instance already in flight for the same key. */
+		L1,
+
+		/** Redis. */
+		L2,
+
+		/** The loader (the database): neither tier had a fresh value. */
+		LOADER
 
 	}
 

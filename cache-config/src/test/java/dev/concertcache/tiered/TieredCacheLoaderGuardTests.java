@@ -22,6 +22,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.LoadRejectedException.Reason;
 import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -156,7 +157,7 @@ class TieredCacheLoaderGuardTests {
 		CountingLoader loader = new CountingLoader();
 		for (int i = 0; i < 3; i++) {
 			assertThat(cache.lookup(1L, loader.returning(new Item(1, "changed"))))
-				.isEqualTo(Lookup.stale(Optional.of(new Item(1, "one"))));
+				.isEqualTo(Lookup.stale(Optional.of(new Item(1, "one")), Source.L2));
 		}
 		assertThat(loader.calls()).isZero();
 		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isEqualTo(3);

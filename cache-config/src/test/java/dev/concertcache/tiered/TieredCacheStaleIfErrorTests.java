@@ -19,6 +19,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -77,9 +78,9 @@ class TieredCacheStaleIfErrorTests {
 		assertThat(cache.lookup(1L, failing()).stale()).isTrue();
 
 		Lookup<Item> lookup = cache.lookup(1L, () -> Optional.of(NEW));
-		assertThat(lookup).isEqualTo(Lookup.fresh(Optional.of(NEW)));
+		assertThat(lookup).isEqualTo(Lookup.fresh(Optional.of(NEW), Source.LOADER));
 		assertThat(cache.isInL1(1L)).isTrue();
-		assertThat(cache.lookup(1L, failing())).isEqualTo(Lookup.fresh(Optional.of(NEW)));
+		assertThat(cache.lookup(1L, failing())).isEqualTo(Lookup.fresh(Optional.of(NEW), Source.L1));
 		assertThat(staleServed(instance)).isEqualTo(1);
 	}
 
@@ -93,7 +94,7 @@ class TieredCacheStaleIfErrorTests {
 		b.clock.advance(Duration.ofMinutes(2));
 
 		Lookup<Item> lookup = onB.lookup(1L, failing());
-		assertThat(lookup).isEqualTo(Lookup.stale(Optional.of(OLD)));
+		assertThat(lookup).isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
 		assertThat(b.gets("items", "l2", "miss")).as("a stale Redis value is no hit").isEqualTo(1);
 		assertThat(staleServed(b)).isEqualTo(1);
 		assertThat(onB.isStaleInL1(1L)).as("the next read tries the loader again").isTrue();
@@ -109,7 +110,7 @@ class TieredCacheStaleIfErrorTests {
 		b.clock.advance(Duration.ofMinutes(2));
 		CountingLoader loader = new CountingLoader();
 
-		assertThat(onB.lookup(1L, loader.returning(NEW))).isEqualTo(Lookup.fresh(Optional.of(NEW)));
+		assertThat(onB.lookup(1L, loader.returning(NEW))).isEqualTo(Lookup.fresh(Optional.of(NEW), Source.LOADER));
 		assertThat(loader.calls()).isEqualTo(1);
 		String stored = b.redis.opsForValue().get(onB.redisKey(1L));
 		assertThat(stored).contains("\"name\":\"new\"");
@@ -211,7 +212,8 @@ class TieredCacheStaleIfErrorTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> instance.gets("items", "l1", "hit") >= 15);
 		release.countDown();
 		for (Future<Lookup<Item>> reader : readers) {
-			assertThat(reader.get(5, TimeUnit.SECONDS)).isEqualTo(Lookup.stale(Optional.of(OLD)));
+			assertThat(reader.get(5, TimeUnit.SECONDS)).extracting(Lookup::value, Lookup::stale)
+				.containsExactly(Optional.of(OLD), true);
 		}
 		assertThat(calls.get()).isEqualTo(1);
 		assertThat(staleServed(instance)).isEqualTo(16);
@@ -225,8 +227,8 @@ class TieredCacheStaleIfErrorTests {
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.clock.advance(Duration.ofMinutes(2));
-		assertThat(cache.lookup(1L, failing())).isEqualTo(Lookup.stale(Optional.of(OLD)));
-		assertThat(cache.lookup(1L, () -> Optional.of(NEW))).isEqualTo(Lookup.fresh(Optional.of(NEW)));
+		assertThat(cache.lookup(1L, failing())).isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
+		assertThat(cache.lookup(1L, () -> Optional.of(NEW))).isEqualTo(Lookup.fresh(Optional.of(NEW), Source.LOADER));
 	}
 
 	/** L1 10 s, L2 1 min, no jitter, the default stale window (5 min). */
