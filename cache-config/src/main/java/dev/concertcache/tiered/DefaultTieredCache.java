@@ -74,6 +74,16 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final AtomicLong generation = new AtomicLong(UNKNOWN);
 
+	/**
+	 * The highest generation heard of while this instance's own was unknown: a read of the counter that started
+	 * before an evict-all message must not bring back the generation that message replaced.
+	 */
+	private final AtomicLong generationFloor = new AtomicLong(UNKNOWN);
+
+	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
+	private volatile Runnable betweenEvictionSteps = () -> {
+	};
+
 	/** Whether this is a warm-up's twin, which never routes to another twin. */
 	private final boolean twin;
 
@@ -168,14 +178,15 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			if (!found.isDone() || found.isCompletedExceptionally()) {
 				// A load in flight (or one that has just failed and is on its way out): share its outcome.
 				this.metrics.l1Hit.increment();
-				return join(found).fromL1;
+				return awaitLoad(found, key, loader);
 			}
 			Entry<V> entry = found.join();
-			if (entry.isFreshAt(this.manager.ticker().read())) {
+			if (entry.isFreshAt(this.manager.ticker().read()) && this.manager.watermark().covers(entry.readAt)) {
 				this.metrics.l1Hit.increment();
 				return entry.fromL1;
 			}
-			// Kept only to be served if the load fails: refresh it, unless another reader got there first.
+			// Expired, or older than what this instance has heard invalidations up to (kept only to be served if
+			// the load fails): refresh it, unless another reader got there first.
 			CompletableFuture<Entry<V>> mine = new CompletableFuture<>();
 			if (this.l1.asMap().replace(key, found, mine)) {
 				this.metrics.l1Miss.increment();
@@ -190,9 +201,30 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		CompletableFuture<Entry<V>> found = this.inFlight.putIfAbsent(key, mine);
 		if (found != null) {
 			this.metrics.l2Hit.increment();
-			return join(found).fromL1;
+			return awaitLoad(found, key, loader);
 		}
 		return load(key, loader, null, mine).lookup;
+	}
+
+	/**
+	 * Shares the outcome of another reader's load, waiting at most the lock time, as a reader on another instance
+	 * would: a load that hangs past it is not waited for, this reader loads on its own (without touching L1).
+	 */
+	private Lookup<V> awaitLoad(CompletableFuture<Entry<V>> found, String key, Supplier<Optional<V>> loader) {
+		try {
+			return found.get(this.manager.lockTtl().toNanos(), TimeUnit.NANOSECONDS).fromL1;
+		}
+		catch (java.util.concurrent.TimeoutException ex) {
+			this.metrics.error("await");
+			return loadThroughRedis(key, loader, null).lookup;
+		}
+		catch (java.util.concurrent.ExecutionException | java.util.concurrent.CancellationException ex) {
+			return join(found).fromL1;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while waiting for a load of cache '" + this.name + "'", ex);
+		}
 	}
 
 	/** Completes {@code mine} (which other readers may be waiting for) with what Redis or the loader gives. */
@@ -327,13 +359,18 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	private void evictInRedis(String key) {
 		try {
-			long generation = generation();
-			this.redis.evict(this.name, this.redis.valueKey(this.name, generation, key), key, generation,
-					this.manager.tombstoneTtl().toMillis(), this.manager.instanceId(), this.manager.clock().millis());
+			long current = this.redis.evict(this.name, key, generation(), this.manager.tombstoneTtl().toMillis(),
+					this.manager.instanceId(), this.manager.clock().millis());
+			adoptGeneration(current);
 			this.metrics.eviction("l2", "explicit");
 			this.metrics.sent.increment();
+			this.betweenEvictionSteps.run();
 		}
 		finally {
+			if (this.inFlight != null) {
+				// A read that starts after this eviction must not join a load that started before it.
+				this.inFlight.remove(key);
+			}
 			invalidateL1(key, "explicit");
 		}
 	}
@@ -348,31 +385,70 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			advanceGeneration(next);
 			this.metrics.eviction("l2", "generation");
 			this.metrics.sent.increment();
+			this.betweenEvictionSteps.run();
 		}
 		finally {
+			if (this.inFlight != null) {
+				this.inFlight.clear();
+			}
 			invalidateAllL1("explicit");
 		}
 	}
 
-	/** Applies an invalidation message from another instance. */
+	/**
+	 * Applies an invalidation message from another instance. The generation first: a read that starts after the
+	 * L1 step must use the generation the message names.
+	 */
 	void onInvalidation(String key, long generation) {
 		this.metrics.received.increment();
 		if (PendingEvictions.ALL.equals(key)) {
 			advanceGeneration(generation);
+			if (this.inFlight != null) {
+				this.inFlight.clear();
+			}
 			invalidateAllL1("remote");
+			return;
 		}
-		else {
-			invalidateL1(key, "remote");
+		if (adoptGeneration(generation)) {
+			return;
 		}
+		if (this.inFlight != null) {
+			this.inFlight.remove(key);
+		}
+		invalidateL1(key, "remote");
+	}
+
+	/**
+	 * Moves to {@code current}, a generation Redis reported, if it is newer than the one this instance reads: the
+	 * counter was evicted or flushed and started again (at the clock, so higher), and keys of the old generation
+	 * may miss tombstones. Clears L1 then, whose entries came from the old one. Never moves back: a message sent
+	 * before an evict-all this instance already applied names the generation before it. Returns whether it moved.
+	 */
+	private boolean adoptGeneration(long current) {
+		long known = this.generation.get();
+		if (known == UNKNOWN || current <= known) {
+			advanceGeneration(current);
+			return false;
+		}
+		advanceGeneration(current);
+		if (this.inFlight != null) {
+			this.inFlight.clear();
+		}
+		invalidateAllL1("generation");
+		return true;
 	}
 
 	/** Forgets everything this instance knows, after invalidations may have been lost. */
 	void flush() {
 		this.generation.set(UNKNOWN);
+		if (this.inFlight != null) {
+			this.inFlight.clear();
+		}
 		invalidateAllL1("flush");
 	}
 
 	void advanceGeneration(long next) {
+		this.generationFloor.accumulateAndGet(next, Math::max);
 		this.generation.accumulateAndGet(next, (current, update) -> (current == UNKNOWN) ? UNKNOWN
 				: Math.max(current, update));
 	}
@@ -383,8 +459,14 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			return current;
 		}
 		long read = this.redis.generation(this.name, this.manager.clock().millis());
-		this.generation.compareAndSet(UNKNOWN, read);
-		return this.generation.get();
+		this.generation.compareAndSet(UNKNOWN, Math.max(read, this.generationFloor.get()));
+		// An advance that saw UNKNOWN raised the floor before this reads it.
+		return this.generation.accumulateAndGet(this.generationFloor.get(), Math::max);
+	}
+
+	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */
+	void betweenEvictionSteps(Runnable hook) {
+		this.betweenEvictionSteps = hook;
 	}
 
 	private void invalidateL1(String key, String cause) {
@@ -403,11 +485,12 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private Entry<V> loadThroughRedis(String key, Supplier<Optional<V>> loader, Entry<V> staleInL1) {
 		long started = this.manager.ticker().read();
+		long readAt = this.manager.watermark().now();
 		Miss miss = readRedis(key);
 		if (miss.value != null) {
 			@SuppressWarnings("unchecked")
 			Optional<V> hit = (Optional<V>) miss.value;
-			return fresh(hit, Source.L2);
+			return fresh(hit, Source.L2, readAt);
 		}
 		Optional<V> loaded;
 		try {
@@ -417,7 +500,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			if (miss.token != null) {
 				unlockQuietly(miss);
 			}
-			Entry<V> stale = (ex instanceof RuntimeException) ? staleFallback(miss, staleInL1) : null;
+			// Only an unavailable loader may be answered with a stale value: a bug must show, not hide for minutes.
+			Entry<V> stale = (ex instanceof RuntimeException && LoaderFailures.isUnavailable(ex))
+					? staleFallback(miss, staleInL1) : null;
 			if (stale != null) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Serving a stale value of cache '" + this.name + "': " + ex);
@@ -429,14 +514,15 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		if (miss.valueKey != null) {
 			store(miss, loaded, started);
 		}
-		return fresh(loaded, Source.LOADER);
+		return fresh(loaded, Source.LOADER, readAt);
 	}
 
 	/** An L1 entry for a value just read from Redis or loaded: fresh for the (jittered) L1 time to live. */
-	private Entry<V> fresh(Optional<V> value, Source source) {
+	private Entry<V> fresh(Optional<V> value, Source source, long readAt) {
 		long now = this.manager.ticker().read();
 		long freshUntil = now + this.spec.l1Nanos(value.isEmpty());
-		return new Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source);
+		return new Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source,
+				readAt);
 	}
 
 	/**
@@ -455,7 +541,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.manager.clock().millis();
 				if (left > 0) {
 					// Fresh until now: the next read tries the loader again.
-					return new Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true, Source.L2);
+					return new Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true, Source.L2,
+							InvalidationWatermark.NEVER);
 				}
 			}
 		}
@@ -734,15 +821,19 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 		final boolean stale;
 
+		/** When the value was read from Redis or the loader, on the {@link InvalidationWatermark}'s clock. */
+		final long readAt;
+
 		final Lookup<V> lookup;
 
 		final Lookup<V> fromL1;
 
-		Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source) {
+		Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source, long readAt) {
 			this.value = value;
 			this.freshUntil = freshUntil;
 			this.staleUntil = staleUntil;
 			this.stale = stale;
+			this.readAt = readAt;
 			this.lookup = new Lookup<>(value, stale, source);
 			this.fromL1 = (source == Source.L1) ? this.lookup : new Lookup<>(value, stale, Source.L1);
 		}
@@ -752,7 +843,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 
 		Entry<V> servedStale() {
-			return this.stale ? this : new Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1);
+			return this.stale ? this
+					: new Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1, this.readAt);
 		}
 
 	}

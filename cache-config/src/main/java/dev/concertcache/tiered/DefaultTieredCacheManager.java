@@ -96,6 +96,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final Duration blockTimeout;
 
+	private final InvalidationWatermark watermark;
+
 	private final ConcurrentMap<String, DefaultTieredCache<?, ?>> caches = new ConcurrentHashMap<>();
 
 	private final AtomicReference<Warmup> warmup = new AtomicReference<>();
@@ -130,6 +132,9 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.tombstoneTtl = properties.getInvalidation().getTombstoneTtl();
 		this.retryInterval = properties.getInvalidation().getRetryInterval();
 		this.blockTimeout = properties.getInvalidation().getBlockTimeout();
+		this.watermark = new InvalidationWatermark(
+				(builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker(),
+				properties.getInvalidation().getMaxSilence());
 		StringRedisTemplate template = new StringRedisTemplate(builder.connectionFactory);
 		CircuitBreakerRegistry breakers = circuitBreakerRegistry(builder);
 		this.redis = new RedisTier(template, redisCircuitBreaker(breakers, properties.getCircuitBreaker()),
@@ -223,7 +228,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce
 				&& lettuce.getRequiredNativeClient() instanceof RedisClient client) {
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
-					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, this.metrics);
+					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, this.metrics,
+					this.watermark);
 			this.listener.start();
 		}
 		else {
@@ -316,9 +322,27 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.tombstoneTtl;
 	}
 
-	boolean isListening() {
+	InvalidationWatermark watermark() {
+		return this.watermark;
+	}
+
+	/**
+	 * Whether this instance hears other instances' invalidations: its listener is connected and its thread alive.
+	 * While it does not, L1 serves nothing older than {@code tiered-cache.invalidation.max-silence}.
+	 */
+	public boolean isListening() {
 		InvalidationListener listener = this.listener;
 		return listener != null && listener.isConnected();
+	}
+
+	/** The listener of the invalidation stream, {@code null} before start; for tests. */
+	InvalidationListener listener() {
+		return this.listener;
+	}
+
+	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
+	public Duration getInvalidationSilence() {
+		return this.watermark.silence();
 	}
 
 	CacheSpec spec(String name) {
@@ -497,6 +521,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private JsonMapper jsonMapper;
 
+		private Ticker watermarkTicker;
+
 		private Builder(RedisConnectionFactory connectionFactory, TieredCacheProperties properties) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 			Assert.notNull(properties, "'properties' must not be null");
@@ -546,6 +572,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		 */
 		public Builder jsonMapper(JsonMapper jsonMapper) {
 			this.jsonMapper = jsonMapper;
+			return this;
+		}
+
+		/**
+		 * The time source of {@code tiered-cache.invalidation.max-silence} (how long ago invalidations were last
+		 * heard); by default the system ticker. Tests pass a fake one.
+		 */
+		public Builder watermarkTicker(Ticker watermarkTicker) {
+			this.watermarkTicker = watermarkTicker;
 			return this;
 		}
 

@@ -8,7 +8,6 @@ import java.util.function.Consumer;
 
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
@@ -22,9 +21,12 @@ import org.apache.commons.logging.LogFactory;
  * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} from the last id seen) and
  * hands each message to the manager (ADR 0013).
  * <p>
- * Nothing is lost while the connection is down: the next read resumes from the last id. After any disconnect
- * the listener checks whether it can still trust that: if Redis restarted ({@code run_id} changed), if the
- * stream is gone, or if entries after the last id may have been trimmed, it asks for a full L1 flush instead.
+ * Nothing is lost while the connection is down: the next read resumes from the last id. Every message carries the
+ * number the stream's sequence counter gave it; a message whose number does not follow the last one means that
+ * messages in between were trimmed, or that the stream (and its counter) started again (a Redis restart, FLUSHALL,
+ * DEL), and the listener asks for a full L1 flush. After a disconnect it also flushes if Redis restarted
+ * ({@code run_id} changed). Each read that comes back moves the {@link InvalidationWatermark}; any failure of
+ * the loop, errors included, is logged and retried, so the thread never dies silently.
  */
 final class InvalidationListener implements Runnable {
 
@@ -52,6 +54,8 @@ final class InvalidationListener implements Runnable {
 
 	private final TieredCacheMetrics metrics;
 
+	private final InvalidationWatermark watermark;
+
 	private final AtomicBoolean suspect = new AtomicBoolean();
 
 	private final RedisConnectionStateListener disconnects = new RedisConnectionStateListener() {
@@ -60,6 +64,7 @@ final class InvalidationListener implements Runnable {
 		public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
 			if (connection == InvalidationListener.this.connection) {
 				InvalidationListener.this.suspect.set(true);
+				InvalidationListener.this.reading = false;
 			}
 		}
 
@@ -67,19 +72,23 @@ final class InvalidationListener implements Runnable {
 
 	private volatile boolean running;
 
+	/** Whether the last read of the stream came back and no disconnect was seen since. */
+	private volatile boolean reading;
+
 	private volatile StatefulRedisConnection<String, String> connection;
 
 	private volatile Thread thread;
 
 	private volatile String lastId;
 
-	/** Entries read since the stream began (Redis 7 {@code entries-added} numbering), or -1 if unknown. */
-	private long entriesRead = -1;
+	/** The sequence number of the last message read, or -1 before the first one. */
+	private long lastSequence = -1;
 
 	private String runId;
 
 	InvalidationListener(RedisClient client, String stream, Duration blockTimeout, String clientName,
-			Consumer<Map<String, String>> messages, Consumer<String> flush, TieredCacheMetrics metrics) {
+			Consumer<Map<String, String>> messages, Consumer<String> flush, TieredCacheMetrics metrics,
+			InvalidationWatermark watermark) {
 		this.client = client;
 		this.stream = stream;
 		this.blockTimeout = blockTimeout;
@@ -87,6 +96,7 @@ final class InvalidationListener implements Runnable {
 		this.messages = messages;
 		this.flush = flush;
 		this.metrics = metrics;
+		this.watermark = watermark;
 	}
 
 	synchronized void start() {
@@ -121,8 +131,8 @@ final class InvalidationListener implements Runnable {
 	}
 
 	boolean isConnected() {
-		StatefulRedisConnection<String, String> connection = this.connection;
-		return connection != null && connection.isOpen() && this.lastId != null;
+		Thread thread = this.thread;
+		return this.reading && thread != null && thread.isAlive();
 	}
 
 	@Override
@@ -142,28 +152,36 @@ final class InvalidationListener implements Runnable {
 				else if (this.suspect.getAndSet(false)) {
 					recover(redis);
 				}
+				long sentAt = this.watermark.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
 						XReadArgs.Builder.block(this.blockTimeout).count(BATCH),
 						XReadArgs.StreamOffset.from(this.stream, this.lastId));
 				for (StreamMessage<String, String> message : batch) {
 					this.lastId = message.getId();
-					this.entriesRead = (this.entriesRead >= 0) ? this.entriesRead + 1 : -1;
+					checkSequence(message.getBody().get("seq"));
 					deliver(message.getBody());
 				}
-				if (batch.size() == BATCH) {
-					// Far behind: the entries after these may have been trimmed already.
-					this.suspect.set(true);
+				if (batch.size() < BATCH) {
+					// Everything published before this read was sent is in it (a full batch may have more).
+					this.watermark.heardUntil(sentAt);
 				}
+				this.reading = true;
 				backoff = MIN_BACKOFF;
 			}
-			catch (RuntimeException ex) {
+			catch (Throwable ex) {
 				if (!this.running) {
 					break;
 				}
 				this.suspect.set(true);
+				this.reading = false;
 				this.metrics.error(TieredCacheMetrics.ALL_CACHES, "subscribe");
-				if (logger.isDebugEnabled()) {
-					logger.debug("Invalidation stream read failed, retrying in " + backoff, ex);
+				if (ex instanceof RuntimeException) {
+					if (logger.isDebugEnabled()) {
+						logger.debug("Invalidation stream read failed, retrying in " + backoff, ex);
+					}
+				}
+				else {
+					logger.error("Invalidation listener failed, retrying in " + backoff, ex);
 				}
 				if (!pause(backoff)) {
 					break;
@@ -171,6 +189,26 @@ final class InvalidationListener implements Runnable {
 				backoff = (backoff.compareTo(MAX_BACKOFF) < 0) ? backoff.multipliedBy(2) : MAX_BACKOFF;
 			}
 		}
+	}
+
+	/**
+	 * Flushes L1 if a message's number does not follow the last one: messages were trimmed before they were read,
+	 * or the stream and its counter started again.
+	 */
+	private void checkSequence(String value) {
+		long sequence;
+		try {
+			sequence = (value != null) ? Long.parseLong(value) : -1;
+		}
+		catch (NumberFormatException ex) {
+			sequence = -1;
+		}
+		if (this.lastSequence >= 0 && sequence != this.lastSequence + 1) {
+			this.flush.accept((sequence > this.lastSequence)
+					? "invalidations " + (this.lastSequence + 1) + " to " + (sequence - 1) + " were lost"
+					: "invalidation stream started again");
+		}
+		this.lastSequence = sequence;
 	}
 
 	private StatefulRedisConnection<String, String> connection() {
@@ -185,63 +223,43 @@ final class InvalidationListener implements Runnable {
 		return connection;
 	}
 
+	/**
+	 * After a disconnect: a restarted Redis has lost the messages this listener had not read yet; otherwise the
+	 * sequence counter tells whether messages were published since the last one read, and the stream whether the
+	 * next of them is still there (trimmed, or the stream deleted, if not).
+	 */
 	private void recover(RedisCommands<String, String> redis) {
 		String runId = runId(redis);
 		if (!runId.equals(this.runId)) {
 			this.runId = runId;
 			this.lastId = START;
-			this.entriesRead = 0;
+			this.lastSequence = -1;
 			this.flush.accept("Redis restarted");
 			return;
 		}
-		List<Object> info;
-		try {
-			info = redis.xinfoStream(this.stream);
-		}
-		catch (RedisCommandExecutionException noSuchStream) {
-			if (!START.equals(this.lastId)) {
-				this.lastId = START;
-				this.entriesRead = 0;
-				this.flush.accept("invalidation stream gone");
-			}
+		if (this.lastSequence < 0) {
 			return;
 		}
-		if (entriesLostAfterLastId(info)) {
-			this.flush.accept("invalidations trimmed before they were read");
+		String counter = redis.get(sequenceKey(this.stream));
+		long published = (counter != null) ? Long.parseLong(counter) : 0;
+		if (published == this.lastSequence) {
+			return;
 		}
-	}
-
-	/**
-	 * Whether entries after the last id read have been trimmed away. Redis does not record trimmed ids, but
-	 * since 7.0 it counts the entries ever added: the ones trimmed from the head are that count minus the
-	 * length, and none may be beyond what this listener has read. Without the count the answer is conservative:
-	 * yes when the oldest entry left is newer than the last one read.
-	 */
-	private boolean entriesLostAfterLastId(List<Object> info) {
-		String lastGenerated = field(info, "last-generated-id");
-		if (lastGenerated == null || compareIds(lastGenerated, this.lastId) <= 0) {
-			return false;
-		}
-		String added = field(info, "entries-added");
-		String length = field(info, "length");
-		if (added != null && length != null && this.entriesRead >= 0) {
-			return Long.parseLong(added) - Long.parseLong(length) > this.entriesRead;
-		}
-		String first = firstEntryId(info);
-		return first == null || compareIds(first, this.lastId) > 0;
-	}
-
-	private static String firstEntryId(List<Object> info) {
-		for (int i = 0; i + 1 < info.size(); i += 2) {
-			if ("first-entry".equals(String.valueOf(info.get(i)))) {
-				Object entry = info.get(i + 1);
-				if (entry instanceof List<?> list && !list.isEmpty() && list.get(0) != null) {
-					return String.valueOf(list.get(0));
-				}
-				return null;
+		List<StreamMessage<String, String>> next = redis.xrange(this.stream,
+				io.lettuce.core.Range.create("(" + this.lastId, "+"), io.lettuce.core.Limit.from(1));
+		String sequence = next.isEmpty() ? null : next.get(0).getBody().get("seq");
+		if (published < this.lastSequence || !String.valueOf(this.lastSequence + 1).equals(sequence)) {
+			this.flush.accept("invalidations after " + this.lastSequence + " were lost while disconnected");
+			this.lastSequence = -1;
+			if (next.isEmpty()) {
+				startFromTheEnd(redis);
 			}
 		}
-		return null;
+	}
+
+	/** The key of the counter that numbers the messages of {@code stream}. */
+	static String sequenceKey(String stream) {
+		return stream + ":seq";
 	}
 
 	private void deliver(Map<String, String> body) {
@@ -253,18 +271,19 @@ final class InvalidationListener implements Runnable {
 		}
 	}
 
+	/**
+	 * Starts after the stream's last message; the next one must follow the counter's number, read in the same
+	 * transaction.
+	 */
 	private void startFromTheEnd(RedisCommands<String, String> redis) {
-		try {
-			List<Object> info = redis.xinfoStream(this.stream);
-			String id = field(info, "last-generated-id");
-			String added = field(info, "entries-added");
-			this.entriesRead = (added != null) ? Long.parseLong(added) : -1;
-			this.lastId = (id != null) ? id : START;
-		}
-		catch (RedisCommandExecutionException noSuchStream) {
-			this.entriesRead = 0;
-			this.lastId = START;
-		}
+		redis.multi();
+		redis.xrevrange(this.stream, io.lettuce.core.Range.create("-", "+"), io.lettuce.core.Limit.from(1));
+		redis.get(sequenceKey(this.stream));
+		io.lettuce.core.TransactionResult result = redis.exec();
+		List<StreamMessage<String, String>> last = result.get(0);
+		String counter = result.get(1);
+		this.lastId = last.isEmpty() ? START : last.get(0).getId();
+		this.lastSequence = (counter != null) ? Long.parseLong(counter) : 0;
 	}
 
 	private static String runId(RedisCommands<String, String> redis) {
@@ -274,16 +293,6 @@ final class InvalidationListener implements Runnable {
 			}
 		}
 		return "";
-	}
-
-	private static String field(List<Object> info, String name) {
-		for (int i = 0; i + 1 < info.size(); i += 2) {
-			if (name.equals(String.valueOf(info.get(i)))) {
-				Object value = info.get(i + 1);
-				return (value != null) ? String.valueOf(value) : null;
-			}
-		}
-		return null;
 	}
 
 	static int compareIds(String left, String right) {

@@ -18,8 +18,9 @@ import org.springframework.data.redis.core.script.RedisScript;
  * <p>
  * Keys (ADR 0012): {@code <prefix>:v1:<cache>:g<generation>:<key>} for values,
  * {@code <prefix>:v1:<cache>:lock:g<generation>:<key>} for load locks, {@code <prefix>:v1:<cache>:generation} for
- * the generation counter and {@code <prefix>:v1:invalidations} for the invalidation stream. The cache name has no
- * {@code ':'}, so the segment after it tells the kinds apart whatever the key holds.
+ * the generation counter; {@code <prefix>:invalidations} for the invalidation stream and
+ * {@code <prefix>:invalidations:seq} for the number of its last message. The cache name has no {@code ':'}, so the
+ * segment after it tells the kinds apart whatever the key holds.
  */
 final class RedisTier {
 
@@ -56,12 +57,26 @@ final class RedisTier {
 			return 0
 			""", Long.class);
 
-	/** Replaces the value with a tombstone and announces the eviction, atomically. */
-	private static final RedisScript<String> EVICT = RedisScript.of("""
-			redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-			return redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*',
-			  'cache', ARGV[4], 'key', ARGV[5], 'gen', ARGV[6], 'origin', ARGV[7], 'sent', ARGV[8])
-			""", String.class);
+	/**
+	 * Tombstones the key under the cache's current generation (started at the caller's clock if the counter is
+	 * gone) and under the caller's own if that differs, and announces it with that generation and the next
+	 * sequence number, atomically; returns the generation. The current one, not the caller's: an instance whose
+	 * counter was evicted or flushed away must not tombstone keys that the others no longer read (ADR 0013).
+	 * The value keys are built here from ARGV[9], so this script is for a standalone Redis (or one slot).
+	 */
+	private static final RedisScript<Long> EVICT = RedisScript.of("""
+			local g = redis.call('GET', KEYS[1])
+			if not g then
+			  redis.call('SET', KEYS[1], ARGV[10])
+			  g = ARGV[10]
+			end
+			redis.call('SET', ARGV[9] .. g .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
+			if ARGV[6] ~= g then redis.call('SET', ARGV[9] .. ARGV[6] .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2]) end
+			local seq = redis.call('INCR', KEYS[3])
+			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'cache', ARGV[4], 'key', ARGV[5], 'gen', g,
+			  'seq', seq, 'origin', ARGV[7], 'sent', ARGV[8])
+			return tonumber(g)
+			""", Long.class);
 
 	/**
 	 * Reads the generation, starting one at the caller's clock (ms) if there is none: a counter lost to a restart
@@ -76,8 +91,9 @@ final class RedisTier {
 	private static final RedisScript<Long> EVICT_ALL = RedisScript.of("""
 			local g = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, tonumber(ARGV[5]))
 			redis.call('SET', KEYS[1], g)
+			local seq = redis.call('INCR', KEYS[3])
 			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*',
-			  'cache', ARGV[2], 'key', '*', 'gen', g, 'origin', ARGV[3], 'sent', ARGV[4])
+			  'cache', ARGV[2], 'key', '*', 'gen', g, 'seq', seq, 'origin', ARGV[3], 'sent', ARGV[4])
 			return g
 			""", Long.class);
 
@@ -93,6 +109,8 @@ final class RedisTier {
 
 	private final String stream;
 
+	private final String streamSequence;
+
 	private final long streamMaxLength;
 
 	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
@@ -102,7 +120,9 @@ final class RedisTier {
 		this.metrics = metrics;
 		this.keyPrefix = keyPrefix;
 		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
-		this.stream = this.namespace + "invalidations";
+		// Not under the format version: instances of every version in a rolling deploy hear each other.
+		this.stream = keyPrefix + ":invalidations";
+		this.streamSequence = InvalidationListener.sequenceKey(this.stream);
 		this.streamMaxLength = streamMaxLength;
 	}
 
@@ -184,17 +204,22 @@ final class RedisTier {
 		call(cache, "unlock", () -> this.redis.execute(UNLOCK, List.of(lockKey), token));
 	}
 
-	void evict(String cache, String valueKey, String key, long generation, long tombstoneMillis, String origin,
-			long sentAt) {
-		call(cache, "evict",
-				() -> this.redis.execute(EVICT, List.of(valueKey, this.stream), JsonValueCodec.newTombstone(),
-						String.valueOf(tombstoneMillis), String.valueOf(this.streamMaxLength), cache, key,
-						String.valueOf(generation), origin, String.valueOf(sentAt)));
+	/**
+	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's) and announces
+	 * it; returns the current generation.
+	 */
+	long evict(String cache, String key, long generation, long tombstoneMillis, String origin, long now) {
+		Long current = call(cache, "evict",
+				() -> this.redis.execute(EVICT, List.of(generationKey(cache), this.stream, this.streamSequence),
+						JsonValueCodec.newTombstone(), String.valueOf(tombstoneMillis),
+						String.valueOf(this.streamMaxLength), cache, key, String.valueOf(generation), origin,
+						String.valueOf(now), this.namespace + cache + ":g", String.valueOf(now)));
+		return current;
 	}
 
 	long evictAll(String cache, String origin, long sentAt) {
 		Long generation = call(cache, "evict",
-				() -> this.redis.execute(EVICT_ALL, List.of(generationKey(cache), this.stream),
+				() -> this.redis.execute(EVICT_ALL, List.of(generationKey(cache), this.stream, this.streamSequence),
 						String.valueOf(this.streamMaxLength), cache, origin, String.valueOf(sentAt),
 						String.valueOf(sentAt)));
 		return generation;

@@ -323,6 +323,12 @@ public class TieredCacheProperties {
 	 */
 	public static class Invalidation {
 
+		/** A read a few times per {@link #DEFAULT_MAX_SILENCE}, one small command per instance when idle. */
+		static final Duration DEFAULT_BLOCK_TIMEOUT = Duration.ofMillis(250);
+
+		/** Within a freshness promise of one second, with a quarter of it left for delivery. */
+		static final Duration DEFAULT_MAX_SILENCE = Duration.ofMillis(750);
+
 		/**
 		 * Approximate number of messages the invalidation stream keeps. An instance that falls further behind
 		 * than this flushes its whole L1.
@@ -330,9 +336,19 @@ public class TieredCacheProperties {
 		private long streamMaxLength = 10_000;
 
 		/**
-		 * How long one blocking read of the stream waits for a message before it is issued again.
+		 * How long one blocking read of the stream waits for a message before it is issued again. Each read that
+		 * comes back proves the instance has heard everything up to when it was sent: keep it well below
+		 * max-silence.
 		 */
-		private Duration blockTimeout = Duration.ofSeconds(2);
+		private Duration blockTimeout = DEFAULT_BLOCK_TIMEOUT;
+
+		/**
+		 * How long this instance may go without proof that it has heard every invalidation before its L1 stops
+		 * serving entries read before then (they are read again through Redis or the loader). Bounds what an
+		 * instance that cannot hear the stream (Redis down, its connection killed) serves stale; keep it below the
+		 * freshness promise minus the stream's delivery time.
+		 */
+		private Duration maxSilence = DEFAULT_MAX_SILENCE;
 
 		/**
 		 * Time an eviction's tombstone stays in Redis. A load that started before an eviction and takes longer
@@ -365,6 +381,14 @@ public class TieredCacheProperties {
 
 		public void setBlockTimeout(Duration blockTimeout) {
 			this.blockTimeout = blockTimeout;
+		}
+
+		public Duration getMaxSilence() {
+			return this.maxSilence;
+		}
+
+		public void setMaxSilence(Duration maxSilence) {
+			this.maxSilence = maxSilence;
 		}
 
 		public Duration getTombstoneTtl() {

@@ -35,6 +35,9 @@ final class CacheInstance implements AutoCloseable {
 
 	final FakeClock clock = new FakeClock();
 
+	/** The time source of the invalidation watermark (how long ago this instance heard every invalidation). */
+	final FakeTicker watermark = new FakeTicker();
+
 	final LettuceConnectionFactory factory;
 
 	final DefaultTieredCacheManager manager;
@@ -52,6 +55,7 @@ final class CacheInstance implements AutoCloseable {
 			.meterRegistry(this.meters)
 			.ticker(this.ticker)
 			.clock(this.clock)
+			.watermarkTicker(this.watermark)
 			.build();
 		this.manager.start();
 		if (awaitListener) {
@@ -79,6 +83,8 @@ final class CacheInstance implements AutoCloseable {
 		properties.setKeyPrefix("test-" + UUID.randomUUID().toString().substring(0, 8));
 		properties.getLock().setPollInterval(Duration.ofMillis(5));
 		properties.getInvalidation().setBlockTimeout(Duration.ofMillis(500));
+		// On a shared 2-core machine a listener can stall for a while; tests of the silence bound set it.
+		properties.getInvalidation().setMaxSilence(Duration.ofMinutes(1));
 		properties.getInvalidation().setRetryInterval(Duration.ofMillis(100));
 		customizer.accept(properties);
 		return properties;

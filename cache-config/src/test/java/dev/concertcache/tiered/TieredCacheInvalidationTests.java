@@ -160,7 +160,7 @@ class TieredCacheInvalidationTests {
 		onB.get(2L, new CountingLoader().returning(new Item(2, "untouched")));
 		killClient(a.redis, clientId(a.redis, "tiered-cache-invalidations-" + b.manager.getInstanceId()));
 		a.cache("items", Long.class, Item.class).evict(1L);
-		a.redis.opsForStream().trim(properties.getKeyPrefix() + ":v1:invalidations", 0);
+		a.redis.opsForStream().trim(properties.getKeyPrefix() + ":invalidations", 0);
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
 		assertThat(onB.isInL1(2L)).isFalse();
 		assertThat(b.count("tiered.cache.evictions", "cache", "items", "tier", "l1", "cause", "flush")).isEqualTo(1);

@@ -229,7 +229,7 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 			assertThat(get(secondPort, "/api/concerts/3").status()).isEqualTo(200);
 			assertThat(get(secondPort, "/api/concerts/3/schedules").status()).isEqualTo(200);
 			double sent = count("tiered.cache.invalidations.sent");
-			Long streamLength = this.redis.opsForStream().size("concert-cache:v1:invalidations");
+			Long streamLength = this.redis.opsForStream().size("concert-cache:invalidations");
 
 			database.kill();
 
@@ -253,7 +253,7 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 			assertThat(get(secondPort, "/api/concerts/3").json().get("title").asString()).isEqualTo(title);
 			assertThat(get(secondPort, "/api/concerts/3/schedules").status()).isEqualTo(200);
 			assertThat(count("tiered.cache.invalidations.sent")).isEqualTo(sent);
-			assertThat(this.redis.opsForStream().size("concert-cache:v1:invalidations")).isEqualTo(streamLength);
+			assertThat(this.redis.opsForStream().size("concert-cache:invalidations")).isEqualTo(streamLength);
 
 			database.start();
 

@@ -1,0 +1,58 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+
+/**
+ * Up to when this instance has heard every invalidation, and so how far its L1 can be trusted (ADR 0013).
+ * <p>
+ * A writer publishes its invalidation before it acknowledges the write. So once a read of the stream that was
+ * sent at time {@code h} has been applied, every write acknowledged before {@code h} has reached this instance's
+ * L1. An L1 entry is served only while that time is at most {@code max-silence} old, or while the entry itself is
+ * (it was read after any write acknowledged before then). An instance that cannot hear the stream (Redis down, the
+ * listener's connection killed, its thread dead) thus serves nothing older than {@code max-silence} from L1: it
+ * reads through instead, and the freshness bound holds whatever failed.
+ */
+final class InvalidationWatermark {
+
+	/** A time that is never covered. */
+	static final long NEVER = Long.MIN_VALUE;
+
+	private final Ticker ticker;
+
+	private final long maxSilenceNanos;
+
+	private volatile long heardUntil = NEVER;
+
+	InvalidationWatermark(Ticker ticker, Duration maxSilence) {
+		this.ticker = ticker;
+		this.maxSilenceNanos = maxSilence.toNanos();
+	}
+
+	long now() {
+		return this.ticker.read();
+	}
+
+	/** Every invalidation published before {@code sentAt} (a read of the stream sent then) has been applied. */
+	void heardUntil(long sentAt) {
+		if (this.heardUntil == NEVER || sentAt - this.heardUntil > 0) {
+			this.heardUntil = sentAt;
+		}
+	}
+
+	/** Whether a value read at {@code readAt} may be served from L1 now. */
+	boolean covers(long readAt) {
+		long now = this.ticker.read();
+		long heard = this.heardUntil;
+		return (heard != NEVER && now - heard <= this.maxSilenceNanos)
+				|| (readAt != NEVER && now - readAt <= this.maxSilenceNanos);
+	}
+
+	/** How long ago everything was last heard, or {@code null} if never. */
+	Duration silence() {
+		long heard = this.heardUntil;
+		return (heard != NEVER) ? Duration.ofNanos(this.ticker.read() - heard) : null;
+	}
+
+}
