@@ -10,6 +10,8 @@ scripts/install-deps.sh redis-server mariadb-server prometheus
 python3 -m unittest discover -s loadtests/lib -p 'test_*.py'
 # compose.yaml cannot run here (no Docker engine): validate it with the compose-spec loader instead.
 bash .ci/compose-check/run.sh
+# The Kubernetes manifests, offline: strict schema of a fixed Kubernetes version, then the project's rules.
+bash .ci/kubernetes-check/run.sh
 # Every dashboard expression parses (promtool); their data is checked against a live scrape elsewhere.
 python3 ops/grafana/check-dashboards.py --promtool
 # The whole stack: k6 smoke runs of every scenario, the built-in dashboard in headless Chromium, and
