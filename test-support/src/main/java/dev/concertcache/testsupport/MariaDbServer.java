@@ -16,6 +16,9 @@ public final class MariaDbServer extends ServerProcess {
 
 	public static final String PASSWORD = "concert";
 
+	private static final String GLOBAL_PRIVILEGES = "PROCESS, REPLICATION CLIENT, REPLICATION SLAVE, BINLOG MONITOR, "
+			+ "BINLOG ADMIN, RELOAD";
+
 	private static MariaDbServer shared;
 
 	private boolean installed;
@@ -48,8 +51,8 @@ public final class MariaDbServer extends ServerProcess {
 					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'localhost'; "
 					// The tests read global status counters (Com_select) and EXPLAIN plans; change data capture
 					// reads the binary log (ADR 0033), and its tests purge it.
-					+ "GRANT PROCESS, REPLICATION CLIENT, REPLICATION SLAVE, BINLOG MONITOR, BINLOG ADMIN, RELOAD ON *.* TO '" + USER
-					+ "'@'127.0.0.1'; GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '" + USER + "'@'localhost';");
+					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'127.0.0.1'; "
+					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'localhost';");
 			return;
 		}
 		super.start();

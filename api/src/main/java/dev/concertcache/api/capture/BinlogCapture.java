@@ -221,6 +221,8 @@ class BinlogCapture implements SmartLifecycle {
 	/** Opens a replication connection at the current position and waits for its first event. */
 	private void tryReplicationConnection() throws Exception {
 		BinaryLogClient probe = newClient(this.server.currentPosition());
+		// An id of its own: the server drops an older connection that shares the reader's id.
+		probe.setServerId(CaptureConfiguration.randomServerId());
 		CompletableFuture<Exception> outcome = new CompletableFuture<>();
 		probe.registerEventListener((event) -> outcome.complete(null));
 		probe.registerLifecycleListener(new BinaryLogClient.AbstractLifecycleListener() {
