@@ -112,13 +112,15 @@ start_mariadb() {
   # Benchmark instance, not a database of record: a 1 GiB buffer pool holds the whole data set, so
   # reads measure the query path and not the disk; flush_log_at_trx_commit=2 skips the fsync per
   # commit, which makes the loader's inserts fast, and the data can be regenerated at any time.
-  # utf8mb4 matches what the Debian package configures and what --no-defaults leaves out.
+  # utf8mb4 matches what the Debian package configures and what --no-defaults leaves out. A row-based
+  # binary log with full row images lets the cache profile's change data capture start (ADR 0033).
   "$mariadbd" --no-defaults "${user[@]}" \
     --datadir="$dir/data" --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" \
     --port="$port" --bind-address=127.0.0.1 --skip-name-resolve \
     --log-error="$dir/mariadbd.err" \
     --character-set-server=utf8mb4 --collation-server=utf8mb4_unicode_ci \
     --innodb-buffer-pool-size=1G --innodb-flush-log-at-trx-commit=2 --innodb-log-file-size=256M \
+    --log-bin="$dir/data/binlog" --binlog-format=ROW --binlog-row-image=FULL --server-id=1 \
     >>"$dir/mariadbd.err" 2>&1 &
   pid=$!
   service_track mariadb "$pid" "$dir"
@@ -129,7 +131,8 @@ start_mariadb() {
   if ! mariadb --no-defaults --socket="$dir/mariadbd.sock" -uroot -e "
       CREATE DATABASE concert_cache;
       CREATE USER 'concert'@'%' IDENTIFIED BY 'concert';
-      GRANT ALL PRIVILEGES ON concert_cache.* TO 'concert'@'%';"; then
+      GRANT ALL PRIVILEGES ON concert_cache.* TO 'concert'@'%';
+      GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'concert'@'%';"; then
     _service_failed mariadbd "$dir/mariadbd.err"
     return 1
   fi

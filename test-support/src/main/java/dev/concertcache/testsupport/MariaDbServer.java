@@ -16,6 +16,9 @@ public final class MariaDbServer extends ServerProcess {
 
 	public static final String PASSWORD = "concert";
 
+	private static final String GLOBAL_PRIVILEGES = "PROCESS, REPLICATION CLIENT, REPLICATION SLAVE, BINLOG MONITOR, "
+			+ "BINLOG ADMIN, RELOAD";
+
 	private static MariaDbServer shared;
 
 	private boolean installed;
@@ -46,8 +49,10 @@ public final class MariaDbServer extends ServerProcess {
 					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'localhost' IDENTIFIED BY '" + PASSWORD + "'; "
 					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'127.0.0.1'; "
 					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'localhost'; "
-					// The tests read global status counters (Com_select) and EXPLAIN plans.
-					+ "GRANT PROCESS, REPLICATION CLIENT ON *.* TO '" + USER + "'@'127.0.0.1';");
+					// The tests read global status counters (Com_select) and EXPLAIN plans; change data capture
+					// reads the binary log (ADR 0033), and its tests purge it.
+					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'127.0.0.1'; "
+					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'localhost';");
 			return;
 		}
 		super.start();
@@ -62,7 +67,10 @@ public final class MariaDbServer extends ServerProcess {
 		return List.of(executable("/usr/sbin/mariadbd", "/usr/sbin/mysqld"), "--no-defaults",
 				"--datadir=" + this.dir.resolve("data"), "--socket=" + this.dir.resolve("mysqld.sock"),
 				"--pid-file=" + this.dir.resolve("mysqld.pid"), "--port=" + this.port, "--bind-address=127.0.0.1",
-				"--user=" + System.getProperty("user.name"), "--skip-log-bin",
+				"--user=" + System.getProperty("user.name"),
+				// Row-based binary log, as change data capture needs (ADR 0033).
+				"--log-bin=" + this.dir.resolve("data").resolve("binlog"), "--binlog-format=ROW",
+				"--binlog-row-image=FULL", "--server-id=1",
 				// Throwaway data: durability per commit buys nothing here and costs seconds of fsync.
 				"--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=256M",
 				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci");

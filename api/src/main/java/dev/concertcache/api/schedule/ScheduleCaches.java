@@ -31,4 +31,20 @@ public class ScheduleCaches {
 		this.schedules.evict(concertId);
 	}
 
+	/**
+	 * Invalidates the schedules of {@code concertId} on every tier of every instance now.
+	 * @throws dev.concertcache.tiered.InvalidationFailedException if Redis did not take it
+	 */
+	public void invalidate(long concertId) {
+		this.schedules.invalidate(concertId);
+	}
+
+	/**
+	 * Invalidates the schedules of every concert now.
+	 * @throws dev.concertcache.tiered.InvalidationFailedException if Redis did not take it
+	 */
+	public void invalidateAll() {
+		this.schedules.invalidateAll();
+	}
+
 }

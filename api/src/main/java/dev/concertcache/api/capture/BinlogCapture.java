@@ -1,0 +1,605 @@
+package dev.concertcache.api.capture;
+
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+import com.github.shyiko.mysql.binlog.BinaryLogClient;
+import com.github.shyiko.mysql.binlog.event.DeleteRowsEventData;
+import com.github.shyiko.mysql.binlog.event.Event;
+import com.github.shyiko.mysql.binlog.event.EventHeaderV4;
+import com.github.shyiko.mysql.binlog.event.QueryEventData;
+import com.github.shyiko.mysql.binlog.event.TableMapEventData;
+import com.github.shyiko.mysql.binlog.event.UpdateRowsEventData;
+import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
+import com.github.shyiko.mysql.binlog.network.ServerException;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.context.SmartLifecycle;
+
+import dev.concertcache.api.capture.CapturedTables.Kind;
+import dev.concertcache.api.capture.CapturedTables.Table;
+import dev.concertcache.api.concert.ConcertCaches;
+import dev.concertcache.api.schedule.ScheduleCaches;
+
+/**
+ * Reads the binary log and turns every committed change of the concert and schedule tables into the
+ * invalidations a write through this service makes (ADR 0033). One instance of the fleet reads, the holder of a
+ * Redis lease; the others stand by. After each committed transaction's invalidations went through, its position
+ * is stored in Redis; every (re)connection starts from the stored position, so a dropped connection, a Redis
+ * outage or a handover to another instance replays rather than skips (at least once). A position that is missing
+ * or gone from the server costs one flush of every tier.
+ */
+class BinlogCapture implements SmartLifecycle {
+
+	private static final Log logger = LogFactory.getLog(BinlogCapture.class);
+
+	/** MySQL/MariaDB ER_MASTER_FATAL_ERROR_READING_BINLOG: the requested position is not on the server. */
+	private static final int POSITION_GONE = 1236;
+
+	private final CaptureProperties properties;
+
+	private final BinlogServer server;
+
+	private final CaptureLease lease;
+
+	private final CapturedTables tables;
+
+	private final ConcertCaches concertCaches;
+
+	private final ScheduleCaches scheduleCaches;
+
+	private final CaptureMetrics metrics;
+
+	private final Clock clock;
+
+	private final Duration stalenessBound;
+
+	private volatile long serverId;
+
+	private volatile boolean running;
+
+	private volatile State state = State.STARTING;
+
+	private volatile String lastProblem;
+
+	private volatile BinlogPosition lastPosition;
+
+	private volatile boolean leader;
+
+	private volatile long leaseDeadline;
+
+	private volatile BinaryLogClient client;
+
+	private CountDownLatch stopped = new CountDownLatch(1);
+
+	private Thread reader;
+
+	private ScheduledExecutorService renewals;
+
+	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
+			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, CaptureMetrics metrics, Clock clock,
+			long serverId, Duration stalenessBound) {
+		this.properties = properties;
+		this.server = server;
+		this.lease = lease;
+		this.tables = tables;
+		this.concertCaches = concertCaches;
+		this.scheduleCaches = scheduleCaches;
+		this.metrics = metrics;
+		this.clock = clock;
+		this.serverId = serverId;
+		this.stalenessBound = stalenessBound;
+	}
+
+	/** Checks the server (before readiness), then reads or stands by in the background. */
+	@Override
+	public synchronized void start() {
+		if (this.running) {
+			return;
+		}
+		List<String> problems = startupProblems();
+		if (!problems.isEmpty()) {
+			String message = "Change data capture cannot read the binary log of " + this.server.address() + ": "
+					+ String.join("; ", problems);
+			if (this.properties.getMode() == CaptureProperties.Mode.REQUIRED) {
+				throw new IllegalStateException(message + " (or set concert-cache.capture.mode=optional to start "
+						+ "without it)");
+			}
+			logger.warn(message + ". Starting without it (concert-cache.capture.mode=optional): changes made by "
+					+ "other applications show only when cached entries expire, up to " + this.stalenessBound);
+			this.lastProblem = String.join("; ", problems);
+			this.state = State.DISABLED;
+			this.running = true;
+			return;
+		}
+		this.running = true;
+		this.stopped = new CountDownLatch(1);
+		this.reader = new Thread(this::run, "binlog-capture");
+		this.reader.setDaemon(true);
+		this.reader.start();
+		this.renewals = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "binlog-capture-lease");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long interval = Math.max(1, this.lease.ttl().toMillis() / 3);
+		this.renewals.scheduleWithFixedDelay(this::renewLease, interval, interval, TimeUnit.MILLISECONDS);
+	}
+
+	/** Stops reading and gives the lease up, so that a standby takes over at once. */
+	@Override
+	public synchronized void stop() {
+		if (!this.running) {
+			return;
+		}
+		this.running = false;
+		this.stopped.countDown();
+		if (this.renewals != null) {
+			this.renewals.shutdownNow();
+		}
+		disconnect();
+		if (this.reader != null) {
+			try {
+				this.reader.join(this.properties.getConnectTimeout().toMillis());
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+		if (this.leader) {
+			this.leader = false;
+			this.metrics.leader(false);
+			try {
+				this.lease.release();
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Could not release the capture lease; it expires by itself", ex);
+			}
+		}
+	}
+
+	@Override
+	public boolean isRunning() {
+		return this.running;
+	}
+
+	/** After the cache manager, before the web server: it stops before the caches it invalidates. */
+	@Override
+	public int getPhase() {
+		return Integer.MAX_VALUE - 2048;
+	}
+
+	State state() {
+		return this.state;
+	}
+
+	String lastProblem() {
+		return this.lastProblem;
+	}
+
+	BinlogPosition lastPosition() {
+		return this.lastPosition;
+	}
+
+	Duration stalenessBound() {
+		return this.stalenessBound;
+	}
+
+	/** The reader's connection to the server, for tests that break it. */
+	long connectionId() {
+		BinaryLogClient current = this.client;
+		return (current != null) ? current.getConnectionId() : -1;
+	}
+
+	private List<String> startupProblems() {
+		List<String> problems = this.server.problems();
+		if (!problems.isEmpty()) {
+			return problems;
+		}
+		try {
+			tryReplicationConnection();
+			return List.of();
+		}
+		catch (ServerException ex) {
+			return List.of("the replication connection was refused (" + ex.getMessage() + "): run "
+					+ this.server.replicationGrant());
+		}
+		catch (Exception ex) {
+			return List.of("the replication connection failed: " + ex);
+		}
+	}
+
+	/** Opens a replication connection at the current position and waits for its first event. */
+	private void tryReplicationConnection() throws Exception {
+		BinaryLogClient probe = newClient(this.server.currentPosition());
+		// An id of its own: the server drops an older connection that shares the reader's id.
+		probe.setServerId(CaptureConfiguration.randomServerId());
+		CompletableFuture<Exception> outcome = new CompletableFuture<>();
+		probe.registerEventListener((event) -> outcome.complete(null));
+		probe.registerLifecycleListener(new BinaryLogClient.AbstractLifecycleListener() {
+			@Override
+			public void onCommunicationFailure(BinaryLogClient client, Exception ex) {
+				outcome.complete(ex);
+			}
+		});
+		Thread thread = new Thread(() -> {
+			try {
+				probe.connect();
+			}
+			catch (Exception ex) {
+				outcome.complete(ex);
+			}
+			outcome.complete(new IOException("the server closed the replication connection"));
+		}, "binlog-capture-check");
+		thread.setDaemon(true);
+		thread.start();
+		try {
+			Exception failure = outcome.get(this.properties.getConnectTimeout().toMillis(), TimeUnit.MILLISECONDS);
+			if (failure != null) {
+				throw failure;
+			}
+		}
+		catch (TimeoutException ex) {
+			throw new IOException("no binlog event within " + this.properties.getConnectTimeout());
+		}
+		finally {
+			probe.disconnect();
+		}
+	}
+
+	private void run() {
+		Duration backoff = this.properties.getReconnect().getInitialBackoff();
+		while (this.running) {
+			Duration wait;
+			try {
+				if (!this.leader && !takeLease()) {
+					this.state = State.STANDBY;
+					wait = Duration.ofMillis(Math.max(1, this.lease.ttl().toMillis() / 3));
+				}
+				else if (stream()) {
+					backoff = this.properties.getReconnect().getInitialBackoff();
+					wait = Duration.ZERO;
+				}
+				else {
+					wait = backoff;
+					backoff = min(backoff.multipliedBy(2), this.properties.getReconnect().getMaxBackoff());
+				}
+			}
+			catch (RuntimeException | Error ex) {
+				fail("capture failed: " + ex, ex);
+				wait = backoff;
+				backoff = min(backoff.multipliedBy(2), this.properties.getReconnect().getMaxBackoff());
+			}
+			try {
+				if (!wait.isZero() && this.stopped.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
+					return;
+				}
+			}
+			catch (InterruptedException ex) {
+				return;
+			}
+		}
+	}
+
+	private boolean takeLease() {
+		if (!this.lease.acquire()) {
+			return false;
+		}
+		this.leaseDeadline = System.nanoTime() + this.lease.ttl().toNanos();
+		this.leader = true;
+		this.metrics.leader(true);
+		logger.info("Capture: this instance now reads the binary log of " + this.server.address());
+		return true;
+	}
+
+	private void renewLease() {
+		if (!this.leader) {
+			return;
+		}
+		try {
+			if (this.lease.renew()) {
+				this.leaseDeadline = System.nanoTime() + this.lease.ttl().toNanos();
+				return;
+			}
+			loseLease("another instance holds it");
+		}
+		catch (RuntimeException ex) {
+			if (System.nanoTime() - this.leaseDeadline > 0) {
+				loseLease("it could not be renewed: " + ex.getMessage());
+			}
+		}
+	}
+
+	private void loseLease(String why) {
+		if (this.leader) {
+			logger.warn("Capture: lost the lease (" + why + "); this instance stops reading the binary log");
+			this.leader = false;
+			this.metrics.leader(false);
+			disconnect();
+		}
+	}
+
+	/**
+	 * Streams from the stored position until the connection ends. True if the next attempt may start at once
+	 * (a lost position was recovered), false if it should back off.
+	 */
+	private boolean stream() {
+		BinlogPosition position = this.lease.position();
+		if (position == null || !position.server().equals(this.server.address())) {
+			recover((position == null) ? "no-position" : "other-server",
+					(position == null) ? "no position is stored" : "the stored position is of " + position.server());
+			return true;
+		}
+		BinaryLogClient client = newClient(position);
+		Transactions listener = new Transactions(client);
+		client.registerEventListener(listener);
+		client.registerLifecycleListener(listener);
+		this.client = client;
+		if (!this.running || !this.leader) {
+			return false;
+		}
+		try {
+			client.connect();
+		}
+		catch (IOException ex) {
+			listener.failure = (listener.failure != null) ? listener.failure : ex;
+		}
+		finally {
+			this.client = null;
+		}
+		if (!this.running || !this.leader) {
+			return false;
+		}
+		Exception failure = listener.failure;
+		if (failure instanceof ServerException server && server.getErrorCode() == POSITION_GONE) {
+			if (server.getMessage() != null && server.getMessage().contains("same server")) {
+				this.serverId = CaptureConfiguration.randomServerId();
+				fail("another replica uses server id " + client.getServerId() + "; retrying with a new one", null);
+				return false;
+			}
+			recover("position-gone", "the server no longer has position " + position + " (" + server.getMessage()
+					+ ")");
+			return true;
+		}
+		this.metrics.reconnect();
+		fail("the binlog stream from " + this.server.address() + " ended: "
+				+ ((failure != null) ? failure.toString() : "disconnected") + "; resuming from the stored position",
+				null);
+		return false;
+	}
+
+	/**
+	 * No usable stored position: take the server's position now, flush every tier (covering whatever changed
+	 * before it), and store it. A failure leaves the stored position as it was, so the next attempt repeats this.
+	 */
+	private void recover(String reason, String why) {
+		BinlogPosition current;
+		try {
+			current = this.server.currentPosition();
+		}
+		catch (java.sql.SQLException ex) {
+			throw new IllegalStateException("cannot read the server's binlog position: " + ex.getMessage(), ex);
+		}
+		logger.warn("Capture: " + why + "; flushing every cache tier once and starting at the server's current "
+				+ "position " + current + " (reason=" + reason + ")");
+		this.concertCaches.invalidateAll();
+		this.concertCaches.invalidatePages();
+		this.scheduleCaches.invalidateAll();
+		if (this.lease.savePosition(current)) {
+			this.lastPosition = current;
+			this.metrics.positionLost(reason);
+		}
+		else {
+			loseLease("another instance holds it");
+		}
+	}
+
+	private BinaryLogClient newClient(BinlogPosition position) {
+		BinaryLogClient client = new BinaryLogClient(this.server.host(), this.server.port(), this.server.username(),
+				this.server.password());
+		client.setServerId(this.serverId);
+		// Our own loop reconnects, always from the stored position, never from the client's in-memory one.
+		client.setKeepAlive(false);
+		client.setConnectTimeout(this.properties.getConnectTimeout().toMillis());
+		// The server sends a heartbeat when idle, so that a silently dead connection is noticed.
+		client.setHeartbeatInterval(this.properties.getConnectTimeout().toMillis() / 2);
+		position.applyTo(client);
+		return client;
+	}
+
+	private void disconnect() {
+		BinaryLogClient current = this.client;
+		if (current != null) {
+			try {
+				current.disconnect();
+			}
+			catch (IOException ex) {
+				logger.debug("Closing the binlog connection failed", ex);
+			}
+		}
+	}
+
+	private void fail(String problem, Throwable ex) {
+		this.lastProblem = problem;
+		this.state = State.RETRYING;
+		if (this.running) {
+			logger.warn("Capture: " + problem, ex);
+		}
+	}
+
+	private static Duration min(Duration a, Duration b) {
+		return (a.compareTo(b) <= 0) ? a : b;
+	}
+
+	/** Where the capture is. */
+	enum State {
+
+		/** Checking the server, not yet reading. */
+		STARTING,
+
+		/** Holding the lease and reading the binary log. */
+		STREAMING,
+
+		/** Another instance holds the lease and reads. */
+		STANDBY,
+
+		/** Not reading because of a failure; retrying from the stored position. */
+		RETRYING,
+
+		/** Not reading at all: the start-up check failed in optional mode. */
+		DISABLED
+
+	}
+
+	/**
+	 * One connection's listener: collects the row changes of a transaction and, at its commit, invalidates and
+	 * stores the position. It never throws (the client would log, swallow and move on): a failure closes the
+	 * connection and the loop resumes from the stored position.
+	 */
+	private final class Transactions extends BinaryLogClient.AbstractLifecycleListener
+			implements BinaryLogClient.EventListener {
+
+		private final BinaryLogClient client;
+
+		private TransactionChanges changes = new TransactionChanges();
+
+		private volatile Exception failure;
+
+		Transactions(BinaryLogClient client) {
+			this.client = client;
+		}
+
+		@Override
+		public void onConnect(BinaryLogClient client) {
+			BinlogCapture.this.state = State.STREAMING;
+			BinlogCapture.this.lastProblem = null;
+		}
+
+		@Override
+		public void onCommunicationFailure(BinaryLogClient client, Exception ex) {
+			if (this.failure == null) {
+				this.failure = ex;
+			}
+		}
+
+		@Override
+		public void onEventDeserializationFailure(BinaryLogClient client, Exception ex) {
+			stop(ex);
+		}
+
+		@Override
+		public void onEvent(Event event) {
+			if (this.failure != null) {
+				return;
+			}
+			try {
+				handle(event);
+			}
+			catch (Exception ex) {
+				stop(ex);
+			}
+		}
+
+		private void handle(Event event) throws Exception {
+			EventHeaderV4 header = event.getHeader();
+			switch (header.getEventType()) {
+				case TABLE_MAP -> BinlogCapture.this.tables.onTableMap(event.getData());
+				case WRITE_ROWS, EXT_WRITE_ROWS -> {
+					WriteRowsEventData data = event.getData();
+					Table table = BinlogCapture.this.tables.table(data.getTableId());
+					data.getRows().forEach((row) -> add(table, table.key(row, data.getIncludedColumns())));
+					count(table, "insert", data.getRows().size());
+				}
+				case UPDATE_ROWS, EXT_UPDATE_ROWS -> {
+					UpdateRowsEventData data = event.getData();
+					Table table = BinlogCapture.this.tables.table(data.getTableId());
+					data.getRows().forEach((row) -> {
+						add(table, table.key(row.getKey(), data.getIncludedColumnsBeforeUpdate()));
+						add(table, table.key(row.getValue(), data.getIncludedColumns()));
+					});
+					count(table, "update", data.getRows().size());
+				}
+				case DELETE_ROWS, EXT_DELETE_ROWS -> {
+					DeleteRowsEventData data = event.getData();
+					Table table = BinlogCapture.this.tables.table(data.getTableId());
+					data.getRows().forEach((row) -> add(table, table.key(row, data.getIncludedColumns())));
+					count(table, "delete", data.getRows().size());
+				}
+				case XID -> commit(header);
+				case QUERY -> query(event.getData(), header);
+				default -> {
+				}
+			}
+		}
+
+		private void query(QueryEventData data, EventHeaderV4 header) {
+			String sql = data.getSql().strip();
+			if (sql.equalsIgnoreCase("BEGIN")) {
+				return;
+			}
+			if (!sql.equalsIgnoreCase("COMMIT") && !sql.equalsIgnoreCase("ROLLBACK")
+					&& BinlogCapture.this.tables.namedIn(sql)) {
+				// DDL or TRUNCATE of a captured table: logged as a statement, without rows.
+				this.changes.everything();
+			}
+			commit(header);
+		}
+
+		private void add(Table table, Long key) {
+			if (table.kind() == Kind.CONCERT) {
+				this.changes.concert(key);
+			}
+			else if (table.kind() == Kind.SCHEDULE) {
+				this.changes.schedule(key);
+			}
+		}
+
+		private void count(Table table, String type, int rows) {
+			if (table.kind() != Kind.IGNORED) {
+				BinlogCapture.this.metrics.rows(table.name(), type, rows);
+			}
+		}
+
+		private void commit(EventHeaderV4 header) {
+			TransactionChanges committed = this.changes;
+			this.changes = new TransactionChanges();
+			if (!committed.isEmpty()) {
+				committed.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
+						BinlogCapture.this.properties.getMaxKeysPerTransaction());
+				BinlogCapture.this.metrics.committed(header.getTimestamp(), BinlogCapture.this.clock.millis(),
+						header.getNextPosition());
+			}
+			String gtid = this.client.getGtidSet();
+			BinlogPosition position = (gtid != null) ? BinlogPosition.gtid(BinlogCapture.this.server.address(), gtid)
+					: BinlogPosition.file(BinlogCapture.this.server.address(), this.client.getBinlogFilename(),
+							header.getNextPosition());
+			if (!BinlogCapture.this.lease.savePosition(position)) {
+				loseLease("another instance holds it");
+				throw new IllegalStateException("the lease was lost");
+			}
+			BinlogCapture.this.lastPosition = position;
+			BinlogCapture.this.metrics.position(header.getNextPosition());
+		}
+
+		private void stop(Exception ex) {
+			this.failure = ex;
+			try {
+				this.client.disconnect();
+			}
+			catch (IOException closeFailed) {
+				logger.debug("Closing the binlog connection failed", closeFailed);
+			}
+		}
+
+	}
+
+}

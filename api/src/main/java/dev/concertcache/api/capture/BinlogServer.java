@@ -1,0 +1,191 @@
+package dev.concertcache.api.capture;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The database server whose binary log is read, over plain JDBC with the capture credentials: its settings and
+ * grants (the start-up check), its current position, and the column positions of the captured tables.
+ */
+class BinlogServer {
+
+	private final String host;
+
+	private final int port;
+
+	private final String username;
+
+	private final String password;
+
+	private final Duration timeout;
+
+	BinlogServer(String host, int port, String username, String password, Duration timeout) {
+		this.host = host;
+		this.port = port;
+		this.username = username;
+		this.password = password;
+		this.timeout = timeout;
+	}
+
+	String host() {
+		return this.host;
+	}
+
+	int port() {
+		return this.port;
+	}
+
+	String username() {
+		return this.username;
+	}
+
+	String password() {
+		return this.password;
+	}
+
+	/** {@code host:port}, the identity a stored position carries. */
+	String address() {
+		return this.host + ":" + this.port;
+	}
+
+	/**
+	 * What keeps the binary log from being read, each with the setting to change or the GRANT to run; empty if
+	 * nothing does. The replication connection itself is tried by the caller.
+	 */
+	List<String> problems() {
+		List<String> problems = new ArrayList<>();
+		try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+			String logBin;
+			String format;
+			String rowImage;
+			try (ResultSet rs = statement
+				.executeQuery("SELECT @@log_bin, @@binlog_format, @@binlog_row_image, CURRENT_USER()")) {
+				rs.next();
+				logBin = rs.getString(1);
+				format = rs.getString(2);
+				rowImage = rs.getString(3);
+			}
+			boolean mariaDb = isMariaDb(connection);
+			if (!"1".equals(logBin) && !"ON".equalsIgnoreCase(logBin)) {
+				problems.add("the binary log is off (log_bin=" + logBin + "): start the server with --log-bin "
+						+ "(log_bin in its configuration; a restart is needed)");
+			}
+			if (!"ROW".equalsIgnoreCase(format)) {
+				problems.add("binlog_format is " + format + ", not ROW: statement-logged changes carry no rows; "
+						+ "set binlog_format=ROW in the server configuration and run SET GLOBAL binlog_format = 'ROW'");
+			}
+			if (!"FULL".equalsIgnoreCase(rowImage)) {
+				problems.add("binlog_row_image is " + rowImage + ", not FULL: set binlog_row_image=FULL in the server "
+						+ "configuration and run SET GLOBAL binlog_row_image = 'FULL'");
+			}
+			try {
+				statement.executeQuery("SHOW BINARY LOGS").close();
+			}
+			catch (SQLException ex) {
+				problems.add("SHOW BINARY LOGS fails (" + ex.getMessage() + "): run GRANT "
+						+ (mariaDb ? "BINLOG MONITOR" : "REPLICATION CLIENT") + " ON *.* TO " + grantee(connection));
+			}
+		}
+		catch (SQLException ex) {
+			problems.add("cannot query " + address() + " as '" + this.username + "': " + ex.getMessage());
+		}
+		return problems;
+	}
+
+	/** The GRANT that lets the capture user read the binary log over a replication connection. */
+	String replicationGrant() {
+		try (Connection connection = connect()) {
+			return "GRANT REPLICATION SLAVE ON *.* TO " + grantee(connection);
+		}
+		catch (SQLException ex) {
+			return "GRANT REPLICATION SLAVE ON *.* TO '" + this.username + "'@'<host>'";
+		}
+	}
+
+	/** The server's position now: its GTID set where it has GTIDs, else its current file and offset. */
+	BinlogPosition currentPosition() throws SQLException {
+		try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+			if (isMariaDb(connection)) {
+				String gtid = single(statement, "SELECT @@gtid_binlog_pos");
+				if (gtid != null && !gtid.isBlank()) {
+					return BinlogPosition.gtid(address(), gtid);
+				}
+			}
+			else if ("ON".equalsIgnoreCase(single(statement, "SELECT @@gtid_mode"))) {
+				return BinlogPosition.gtid(address(), single(statement, "SELECT @@gtid_executed").replace("\n", ""));
+			}
+			return filePosition(statement);
+		}
+	}
+
+	/**
+	 * The 0-based position among the columns of {@code schema.table} of {@code column}, as rows events list them.
+	 * @throws IllegalStateException if there is no such column
+	 */
+	int columnIndex(String schema, String table, String column) throws SQLException {
+		try (Connection connection = connect();
+				var statement = connection.prepareStatement("SELECT ORDINAL_POSITION FROM INFORMATION_SCHEMA.COLUMNS "
+						+ "WHERE TABLE_SCHEMA = ? AND TABLE_NAME = ? AND COLUMN_NAME = ?")) {
+			statement.setString(1, schema);
+			statement.setString(2, table);
+			statement.setString(3, column);
+			try (ResultSet rs = statement.executeQuery()) {
+				if (!rs.next()) {
+					throw new IllegalStateException("No column " + column + " in " + schema + "." + table
+							+ " visible to '" + this.username + "' (concert-cache.capture.tables.*)");
+				}
+				return rs.getInt(1) - 1;
+			}
+		}
+	}
+
+	private BinlogPosition filePosition(Statement statement) throws SQLException {
+		SQLException failure = null;
+		for (String query : List.of("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS")) {
+			try (ResultSet rs = statement.executeQuery(query)) {
+				if (rs.next()) {
+					return BinlogPosition.file(address(), rs.getString("File"), rs.getLong("Position"));
+				}
+				throw new SQLException(query + " returned no row: the binary log is off");
+			}
+			catch (SQLException ex) {
+				failure = ex;
+			}
+		}
+		throw failure;
+	}
+
+	private Connection connect() throws SQLException {
+		long millis = this.timeout.toMillis();
+		return DriverManager.getConnection("jdbc:mariadb://" + this.host + ":" + this.port + "/?connectTimeout="
+				+ millis + "&socketTimeout=" + millis, this.username, this.password);
+	}
+
+	private static boolean isMariaDb(Connection connection) throws SQLException {
+		try (Statement statement = connection.createStatement()) {
+			return single(statement, "SELECT VERSION()").toLowerCase(Locale.ROOT).contains("mariadb");
+		}
+	}
+
+	private static String grantee(Connection connection) throws SQLException {
+		try (Statement statement = connection.createStatement()) {
+			String user = single(statement, "SELECT CURRENT_USER()");
+			int at = user.lastIndexOf('@');
+			return "'" + user.substring(0, at) + "'@'" + user.substring(at + 1) + "'";
+		}
+	}
+
+	private static String single(Statement statement, String query) throws SQLException {
+		try (ResultSet rs = statement.executeQuery(query)) {
+			return rs.next() ? rs.getString(1) : null;
+		}
+	}
+
+}

@@ -1,0 +1,90 @@
+package dev.concertcache.api.capture;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+import dev.concertcache.api.concert.ConcertCaches;
+import dev.concertcache.api.schedule.ScheduleCaches;
+import dev.concertcache.tiered.TieredCacheProperties;
+
+/**
+ * Change data capture, unless {@code concert-cache.capture.mode} is {@code off}: connection settings default to
+ * those of {@code spring.datasource.*}, the lease and position live under the cache's Redis key prefix.
+ */
+@Configuration(proxyBeanMethods = false)
+@ConditionalOnExpression("'${concert-cache.capture.mode:off}'.toLowerCase() != 'off'")
+class CaptureConfiguration {
+
+	/** Replication client ids are drawn from here: far above the small ids servers are usually given. */
+	private static final long SERVER_ID_LOW = 1L << 30;
+
+	private static final Pattern JDBC_URL = Pattern
+		.compile("jdbc:(?:mariadb|mysql)://\\[?([^:/?,\\]]+)\\]?(?::(\\d+))?/([^?;]*).*");
+
+	@Bean
+	BinlogCapture binlogCapture(CaptureProperties properties, Environment environment, StringRedisTemplate redis,
+			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, ObjectProvider<MeterRegistry> meterRegistry,
+			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
+		String url = environment.getRequiredProperty("spring.datasource.url");
+		Matcher matcher = JDBC_URL.matcher(url);
+		boolean parsed = matcher.matches();
+		String host = (properties.getHost() != null) ? properties.getHost() : parsed ? matcher.group(1) : null;
+		if (host == null) {
+			throw new IllegalStateException("Cannot derive the capture host from spring.datasource.url " + url
+					+ ": set concert-cache.capture.host and .port");
+		}
+		int port = (properties.getPort() != null) ? properties.getPort()
+				: (parsed && matcher.group(2) != null) ? Integer.parseInt(matcher.group(2)) : 3306;
+		String schema = (properties.getTables().getSchema() != null) ? properties.getTables().getSchema()
+				: parsed ? matcher.group(3) : "";
+		String username = (properties.getUsername() != null) ? properties.getUsername()
+				: environment.getProperty("spring.datasource.username");
+		String password = (properties.getPassword() != null) ? properties.getPassword()
+				: environment.getProperty("spring.datasource.password");
+		BinlogServer server = new BinlogServer(host, port, username, password, properties.getConnectTimeout());
+		TieredCacheProperties caches = cacheProperties.getIfAvailable(TieredCacheProperties::new);
+		CaptureLease lease = new CaptureLease(redis, caches.getKeyPrefix(), properties.getLease().getTtl());
+		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
+		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
+				concertCaches, scheduleCaches, new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
+				clock, serverId, stalenessBound(caches));
+	}
+
+	@Bean
+	HealthIndicator captureHealthIndicator(BinlogCapture capture, CaptureProperties properties) {
+		return new CaptureHealthIndicator(capture, properties.getMode());
+	}
+
+	static long randomServerId() {
+		return ThreadLocalRandom.current().nextLong(SERVER_ID_LOW, 1L << 32);
+	}
+
+	/** The longest any tier keeps an entry: how stale a change by another application can be seen without capture. */
+	private static Duration stalenessBound(TieredCacheProperties caches) {
+		Stream<Duration> defaults = Stream.of(caches.getDefaults().getL1Ttl(), caches.getDefaults().getL2Ttl());
+		Stream<Duration> overrides = caches.getCaches()
+			.values()
+			.stream()
+			.flatMap((cache) -> Stream.of(cache.getL1Ttl(), cache.getL2Ttl()));
+		return Stream.concat(defaults, overrides)
+			.filter(java.util.Objects::nonNull)
+			.max(Duration::compareTo)
+			.orElse(Duration.ZERO);
+	}
+
+}

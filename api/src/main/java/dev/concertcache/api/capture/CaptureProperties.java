@@ -1,0 +1,274 @@
+package dev.concertcache.api.capture;
+
+import java.time.Duration;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Change data capture from the database's binary log (ADR 0033): committed row changes of the concert and schedule
+ * tables, by any application, invalidate every cache tier of every instance.
+ */
+@ConfigurationProperties("concert-cache.capture")
+public class CaptureProperties {
+
+	/** Default of {@code concert-cache.capture.lease.ttl}. */
+	public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(3);
+
+	/** Default of {@code concert-cache.capture.reconnect.initial-backoff}. */
+	public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(200);
+
+	/** Default of {@code concert-cache.capture.reconnect.max-backoff}. */
+	public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
+
+	/** Default of {@code concert-cache.capture.connect-timeout}. */
+	public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+
+	/** Default of {@code concert-cache.capture.max-keys-per-transaction}. */
+	public static final int DEFAULT_MAX_KEYS_PER_TRANSACTION = 1000;
+
+	/**
+	 * Whether the service reads the binary log: {@code required} refuses to start when the server is not set up for
+	 * it, {@code optional} starts with a warning (changes by other applications then show after the caches'
+	 * TTLs), {@code off} does not read it.
+	 */
+	private Mode mode = Mode.OFF;
+
+	/** Database host; by default the host of {@code spring.datasource.url}. */
+	private String host;
+
+	/** Database port; by default the port of {@code spring.datasource.url}, else 3306. */
+	private Integer port;
+
+	/**
+	 * User with {@code REPLICATION SLAVE} and {@code BINLOG MONITOR} (MariaDB) or {@code REPLICATION CLIENT}
+	 * (MySQL); by default {@code spring.datasource.username}.
+	 */
+	private String username;
+
+	/** Password of {@link #username}; by default {@code spring.datasource.password}. */
+	private String password;
+
+	/**
+	 * Replication client id, distinct from the server's and every other replica's {@code server_id}; by default a
+	 * random one in a high range, chosen per instance at start.
+	 */
+	private Long serverId;
+
+	/** Longest wait for the database to accept the replication connection. */
+	private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+
+	/**
+	 * Above this many keys of one cache in one transaction, that whole cache is invalidated instead (one
+	 * generation move rather than thousands of tombstones).
+	 */
+	private int maxKeysPerTransaction = DEFAULT_MAX_KEYS_PER_TRANSACTION;
+
+	private final Lease lease = new Lease();
+
+	private final Reconnect reconnect = new Reconnect();
+
+	private final Tables tables = new Tables();
+
+	public Mode getMode() {
+		return this.mode;
+	}
+
+	public void setMode(Mode mode) {
+		this.mode = mode;
+	}
+
+	public String getHost() {
+		return this.host;
+	}
+
+	public void setHost(String host) {
+		this.host = host;
+	}
+
+	public Integer getPort() {
+		return this.port;
+	}
+
+	public void setPort(Integer port) {
+		this.port = port;
+	}
+
+	public String getUsername() {
+		return this.username;
+	}
+
+	public void setUsername(String username) {
+		this.username = username;
+	}
+
+	public String getPassword() {
+		return this.password;
+	}
+
+	public void setPassword(String password) {
+		this.password = password;
+	}
+
+	public Long getServerId() {
+		return this.serverId;
+	}
+
+	public void setServerId(Long serverId) {
+		this.serverId = serverId;
+	}
+
+	public Duration getConnectTimeout() {
+		return this.connectTimeout;
+	}
+
+	public void setConnectTimeout(Duration connectTimeout) {
+		this.connectTimeout = connectTimeout;
+	}
+
+	public int getMaxKeysPerTransaction() {
+		return this.maxKeysPerTransaction;
+	}
+
+	public void setMaxKeysPerTransaction(int maxKeysPerTransaction) {
+		this.maxKeysPerTransaction = maxKeysPerTransaction;
+	}
+
+	public Lease getLease() {
+		return this.lease;
+	}
+
+	public Reconnect getReconnect() {
+		return this.reconnect;
+	}
+
+	public Tables getTables() {
+		return this.tables;
+	}
+
+	/** How strictly the service depends on reading the binary log. */
+	public enum Mode {
+
+		/** The service does not start unless the server and the grants allow capture. */
+		REQUIRED,
+
+		/** Capture when possible; otherwise start, warn, and rely on the caches' TTLs. */
+		OPTIONAL,
+
+		/** No capture. */
+		OFF
+
+	}
+
+	/**
+	 * The Redis lease that makes one instance of the fleet the reader of the binary log.
+	 */
+	public static class Lease {
+
+		/**
+		 * How long the lease outlives its holder's last renewal (renewed every third of it): the longest a dead
+		 * reader delays the takeover.
+		 */
+		private Duration ttl = DEFAULT_LEASE_TTL;
+
+		public Duration getTtl() {
+			return this.ttl;
+		}
+
+		public void setTtl(Duration ttl) {
+			this.ttl = ttl;
+		}
+
+	}
+
+	/**
+	 * Waits between attempts after the stream broke (doubling from the initial to the maximum).
+	 */
+	public static class Reconnect {
+
+		/** First wait after a failure. */
+		private Duration initialBackoff = DEFAULT_INITIAL_BACKOFF;
+
+		/** Longest wait between two attempts. */
+		private Duration maxBackoff = DEFAULT_MAX_BACKOFF;
+
+		public Duration getInitialBackoff() {
+			return this.initialBackoff;
+		}
+
+		public void setInitialBackoff(Duration initialBackoff) {
+			this.initialBackoff = initialBackoff;
+		}
+
+		public Duration getMaxBackoff() {
+			return this.maxBackoff;
+		}
+
+		public void setMaxBackoff(Duration maxBackoff) {
+			this.maxBackoff = maxBackoff;
+		}
+
+	}
+
+	/**
+	 * The tables whose row changes invalidate caches, and their key columns.
+	 */
+	public static class Tables {
+
+		/** Schema of both tables; by default the database of {@code spring.datasource.url}. */
+		private String schema;
+
+		/** Table of concerts. */
+		private String concert = "concert";
+
+		/** Key column of {@link #concert}: the id the {@code concert} and {@code schedules} caches use. */
+		private String concertId = "id";
+
+		/** Table of schedules (start times and seat counts). */
+		private String schedule = "schedule";
+
+		/** Column of {@link #schedule} holding the concert's id: the key of the {@code schedules} cache. */
+		private String scheduleConcertId = "concert_id";
+
+		public String getSchema() {
+			return this.schema;
+		}
+
+		public void setSchema(String schema) {
+			this.schema = schema;
+		}
+
+		public String getConcert() {
+			return this.concert;
+		}
+
+		public void setConcert(String concert) {
+			this.concert = concert;
+		}
+
+		public String getConcertId() {
+			return this.concertId;
+		}
+
+		public void setConcertId(String concertId) {
+			this.concertId = concertId;
+		}
+
+		public String getSchedule() {
+			return this.schedule;
+		}
+
+		public void setSchedule(String schedule) {
+			this.schedule = schedule;
+		}
+
+		public String getScheduleConcertId() {
+			return this.scheduleConcertId;
+		}
+
+		public void setScheduleConcertId(String scheduleConcertId) {
+			this.scheduleConcertId = scheduleConcertId;
+		}
+
+	}
+
+}
