@@ -31,4 +31,12 @@ public class ScheduleCaches {
 		this.schedules.evict(concertId);
 	}
 
+	/**
+	 * Invalidates the schedules of {@code concertId} on every instance now, or throws.
+	 * @throws dev.concertcache.tiered.InvalidationFailedException if Redis did not take it
+	 */
+	public void invalidate(long concertId) {
+		this.schedules.invalidate(concertId);
+	}
+
 }
