@@ -63,6 +63,9 @@ class ConcertService {
 	@Transactional
 	Concert create(ConcertRequest request) {
 		long id = this.repository.insert(request, this.clock.instant());
+		// Ids are sequential: a read of the next id may have cached "not found" for it and its schedules.
+		this.concerts.evict(id);
+		this.schedules.evict(id);
 		this.pages.evictAll();
 		return this.repository.findById(id).orElseThrow();
 	}

@@ -26,15 +26,17 @@ import org.springframework.web.context.request.WebRequest;
 import org.springframework.web.method.annotation.HandlerMethodValidationException;
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
+import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.LoadRejectedException;
 import dev.concertcache.tiered.LoaderFailures;
+import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DatabindException;
 import tools.jackson.databind.exc.MismatchedInputException;
 
 /**
  * Turns every client error into RFC 9457 problem+json that names the offending field in {@code errors}, and an
- * unavailable database (no connection, a timeout, a load the cache's circuit breaker or bulkhead refused) into
- * 503 problem+json with {@code Retry-After} (ADR 0030), never a 500.
+ * unavailable database (no connection, a timeout, a load the cache's circuit breaker or bulkhead refused) or an
+ * invalidation Redis did not take into 503 problem+json with {@code Retry-After} (ADR 0030), never a 500.
  */
 @RestControllerAdvice
 class ProblemResponses extends ResponseEntityExceptionHandler {
@@ -44,6 +46,15 @@ class ProblemResponses extends ResponseEntityExceptionHandler {
 
 	static final String UNAVAILABLE_DETAIL = "The database is unavailable and nothing cached can answer this request; "
 			+ "try again shortly";
+
+	/**
+	 * Retry-After for an invalidation Redis did not take: the time the Redis circuit breaker stays open by default
+	 * ({@code tiered-cache.circuit-breaker.wait-duration-in-open-state}).
+	 */
+	static final Duration INVALIDATION_RETRY_AFTER = Duration.ofSeconds(2);
+
+	static final String INVALIDATION_FAILED_DETAIL = "The invalidation did not reach every instance (Redis is "
+			+ "unavailable); nothing was queued: repeat the request";
 
 	private static final Log databaseLogger = LogFactory.getLog(ProblemResponses.class);
 
@@ -59,6 +70,15 @@ class ProblemResponses extends ResponseEntityExceptionHandler {
 			databaseLogger.debug("503: " + ex.getMessage());
 		}
 		return unavailable(ex.getRetryAfter());
+	}
+
+	/** A strict invalidation Redis did not take: the caller holds the request and repeats it. */
+	@ExceptionHandler
+	ResponseEntity<ProblemDetail> invalidationFailed(InvalidationFailedException ex) {
+		if (databaseLogger.isDebugEnabled()) {
+			databaseLogger.debug("503: " + ex.getMessage());
+		}
+		return unavailable(INVALIDATION_RETRY_AFTER, INVALIDATION_FAILED_DETAIL);
 	}
 
 	/**
@@ -79,8 +99,12 @@ class ProblemResponses extends ResponseEntityExceptionHandler {
 	}
 
 	private static ResponseEntity<ProblemDetail> unavailable(Duration retryAfter) {
+		return unavailable(retryAfter, UNAVAILABLE_DETAIL);
+	}
+
+	private static ResponseEntity<ProblemDetail> unavailable(Duration retryAfter, String detail) {
 		long seconds = Math.max(1, (retryAfter.toMillis() + 999) / 1000);
-		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, UNAVAILABLE_DETAIL);
+		ProblemDetail problem = ProblemDetail.forStatusAndDetail(HttpStatus.SERVICE_UNAVAILABLE, detail);
 		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
 			.header(HttpHeaders.RETRY_AFTER, String.valueOf(seconds))
 			.contentType(MediaType.APPLICATION_PROBLEM_JSON)
@@ -137,7 +161,7 @@ class ProblemResponses extends ResponseEntityExceptionHandler {
 			HttpHeaders headers, HttpStatusCode status, WebRequest request) {
 		ProblemDetail problem = ProblemDetail.forStatus(HttpStatus.BAD_REQUEST);
 		if (ex.getCause() instanceof MismatchedInputException mismatch && !mismatch.getPath().isEmpty()) {
-			String field = mismatch.getPathReference().replaceAll("^.*\\[\"?|\"?\\]$", "");
+			String field = field(mismatch.getPath());
 			String reason = "has the wrong type or format";
 			problem.setDetail(field + " " + reason);
 			withErrors(problem, List.of(error(field, reason)));
@@ -149,6 +173,20 @@ class ProblemResponses extends ResponseEntityExceptionHandler {
 			problem.setDetail("The request body is missing or is not JSON");
 		}
 		return handleExceptionInternal(ex, problem, headers, HttpStatus.BAD_REQUEST, request);
+	}
+
+	/** The JSON path of a value, as the validation errors name it: {@code concertIds[2]}, {@code startDate}. */
+	private static String field(List<JacksonException.Reference> path) {
+		StringBuilder field = new StringBuilder();
+		for (JacksonException.Reference reference : path) {
+			if (reference.getPropertyName() != null) {
+				field.append(field.isEmpty() ? "" : ".").append(reference.getPropertyName());
+			}
+			else if (reference.getIndex() >= 0) {
+				field.append('[').append(reference.getIndex()).append(']');
+			}
+		}
+		return field.isEmpty() ? "body" : field.toString();
 	}
 
 	private static String parameterName(String fallback, MessageSourceResolvable error) {

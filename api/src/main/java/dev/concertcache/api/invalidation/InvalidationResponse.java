@@ -1,0 +1,16 @@
+package dev.concertcache.api.invalidation;
+
+import java.util.List;
+
+/**
+ * What an invalidation request made every instance forget.
+ *
+ * @param concertIds the concerts, without repeats: their {@code concert} and {@code schedules} entries
+ * @param caches the caches invalidated: {@code concert} and {@code schedules} for those ids, every entry of
+ * {@code concert-page}
+ */
+record InvalidationResponse(List<Long> concertIds, List<String> caches) {
+
+	static final List<String> CACHES = List.of("concert", "schedules", "concert-page");
+
+}
