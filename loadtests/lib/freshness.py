@@ -67,6 +67,7 @@ class Row:
         self.writes = 0
         self.reads = 0
         self.lags = []  # seconds, one per acknowledged write that a read on this instance saw
+        self.olds = []  # seconds: how long after each such write's ack a read still returned an older version
         self.unseen = 0  # acknowledged writes no read on this instance saw (nor a newer version)
         self.behind = 0  # reads sent after a newer write's ack (any age)
         self.stale = []  # reads sent more than stale_after after a newer write's ack
@@ -77,6 +78,8 @@ class Row:
             "writes": self.writes,
             "reads": self.reads,
             "lag_ms": {f"p{p}": percentile(ms, p) for p in (50, 95, 99)} | {"max": max(ms) if ms else None},
+            "old_ms": {"p99": percentile([old * 1000 for old in self.olds], 99),
+                       "max": max(self.olds) * 1000 if self.olds else None},
             "unseen": self.unseen,
             "behind": self.behind,
             "stale": len(self.stale),
@@ -90,7 +93,9 @@ def analyze(writes, reads, stale_after):
     seconds before the read was sent; its age is how long before the send the first such newer write was
     acknowledged. The lag of a write on an instance is the time from its acknowledgement to the arrival of
     the first read there (by send time) that saw it or a newer version, 0 if that read was answered before
-    the acknowledgement.
+    the acknowledgement: an upper bound, which includes the checker's own delay in reading. Its lower bound
+    ("old") is when, after the acknowledgement, the last read before that one was sent, which still saw
+    an older version (0 when none was).
     """
     writer_of, acked_by_concert = {}, {}
     for w in writes:
@@ -129,13 +134,16 @@ def analyze(writes, reads, stale_after):
         for r in rs:
             seen = max(seen, r.version)
             highest.append(seen)
+        sents = [r.sent for r in rs]
         for w in ws:
             row.writes += 1
             i = bisect.bisect_left(highest, w.version)
             if i == len(rs):
                 row.unseen += 1
-            else:
-                row.lags.append(max(0.0, rs[i].received - w.acked))
+                continue
+            row.lags.append(max(0.0, rs[i].received - w.acked))
+            after_ack = bisect.bisect_left(sents, w.acked)
+            row.olds.append(rs[i - 1].sent - w.acked if i > after_ack else 0.0)
     return rows
 
 
@@ -159,7 +167,7 @@ def verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer):
 # --- the table ----------------------------------------------------------------------------------
 
 
-def render(rows, params, writes, stale_after, limits, fault_events=(), max_listed=50):
+def render(rows, params, writes, stale_after, limits, fault_events=(), max_listed=30):
     lag_p99_ms, sql_lag_p99_ms = limits
     writes_by_writer = {}
     for w in writes:
@@ -169,12 +177,13 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
     out = [
         f"freshness | instances {params['instances']} | {params['duration']:.0f} s | fault {params['fault']}",
         f"  writes {params['write_rate']}/s per writer ({', '.join(sorted(writes_by_writer))}), "
-        f"reads {params['read_rate']}/s per instance, concerts 1..{params['concerts_written']}",
+        f"sampling reads {params['read_rate']}/s per instance, probes from {params.get('probe_interval_ms', '?')} ms "
+        f"until seen, concerts 1..{params['concerts_written']}",
         f"  stale: a read sent more than {stale_after * 1000:.0f} ms after a newer write was acknowledged; "
         f"limits: lag p99 {lag_p99_ms} ms (api), {sql_lag_p99_ms} ms (sql)",
         "",
         f"  {'instance':<9}{'writer':<20}{'resource':<9}{'writes':>7}{'reads':>8}"
-        f"{'lag p50':>9}{'p95':>8}{'p99':>8}{'max':>8}{'unseen':>8}{'behind':>8}{'stale':>7}",
+        f"{'lag p50':>9}{'p95':>8}{'p99':>8}{'max':>8}{'old p99':>9}{'unseen':>8}{'behind':>8}{'stale':>7}",
     ]
     for (instance, kind, resource), row in sorted(rows.items(), key=lambda kv: (kv[0][0], KINDS.index(kv[0][1]), kv[0][2])):
         s = row.summary()
@@ -182,6 +191,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
         out.append(
             f"  {instance:<9}{kind:<20}{resource:<9}{s['writes']:>7}{s['reads']:>8}"
             + "".join(f"{fmt_ms(lag[k]):>{w}}" for k, w in (("p50", 9), ("p95", 8), ("p99", 8), ("max", 8)))
+            + f"{fmt_ms(s['old_ms']['p99']):>9}"
             + f"{s['unseen']:>8}{s['behind']:>8}{s['stale']:>7}")
     out.append("")
     out.append("  writes acknowledged / failed: " + ", ".join(
@@ -192,13 +202,17 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
     for at, event in fault_events:
         out.append(f"  fault at {at:7.2f} s: {event}")
     stale = sorted((s for row in rows.values() for s in row.stale), key=lambda s: s.sent)
-    if stale:
+    for kind in KINDS:
+        of_kind = [s for s in stale if s.kind == kind]
+        if not of_kind:
+            continue
         out.append("")
-        out.append(f"  stale reads: {len(stale)}, the oldest {max(s.age for s in stale) * 1000:.0f} ms after its write"
-                   + (f" (first {max_listed} listed; all in freshness.json)" if len(stale) > max_listed else ""))
-        out.append(f"  {'at s':>8}  {'instance':<9}{'writer':<20}{'resource':<9}{'concert':>8}{'seen':>6}{'expected':>9}{'age ms':>8}")
-        for s in stale[:max_listed]:
-            out.append(f"  {s.sent:8.3f}  {s.instance:<9}{s.kind:<20}{s.resource:<9}{s.concert:>8}{s.seen:>6}"
+        out.append(f"  stale reads, {kind}: {len(of_kind)}, the oldest {max(s.age for s in of_kind) * 1000:.0f} ms "
+                   "after its write" + (f" (first {max_listed} listed; all in freshness.json)"
+                                        if len(of_kind) > max_listed else ""))
+        out.append(f"  {'at s':>8}  {'instance':<9}{'resource':<9}{'concert':>8}{'seen':>6}{'expected':>9}{'age ms':>8}")
+        for s in of_kind[:max_listed]:
+            out.append(f"  {s.sent:8.3f}  {s.instance:<9}{s.resource:<9}{s.concert:>8}{s.seen:>6}"
                        f"{s.expected:>9}{s.age * 1000:>8.0f}")
     out.append("")
     out.append("  PASS: no stale read, every lag p99 within its limit" if passed else
@@ -244,33 +258,53 @@ def version_of(title, concert):
     return int(match.group(2)) if match and int(match.group(1)) == concert else 0
 
 
-class Pending:
-    """Writes not yet seen, per instance and resource: readers poll these first, so a lag is measured to
-    the reader's interval rather than to how often a random read lands on the concert."""
+class Probes:
+    """Acknowledged writes each instance has not served yet. A probe thread per instance reads each back
+    at once, then again every --probe-interval-ms or a tenth of the time since its acknowledgement,
+    whichever is longer, until it sees it or --stale-after-ms has passed: lags are measured to about 10%,
+    and a write an instance never serves costs a few dozen reads, not a hundred a second."""
 
-    def __init__(self, instances, listed):
-        self.lock = threading.Lock()
+    def __init__(self, instances, listed, window, interval):
+        self.cond = threading.Condition()
+        # instance -> {(resource, concert): [version, acked, next probe due]}
         self.items = {i: {} for i in instances}
-        self.listed = listed
+        self.listed, self.window, self.interval = listed, window, interval
 
-    def add(self, concert, version):
-        with self.lock:
+    def add(self, concert, version, acked):
+        with self.cond:
             for items in self.items.values():
-                items[("detail", concert)] = version
+                items[("detail", concert)] = [version, acked, acked]
                 if concert in self.listed:
-                    items[("list", concert)] = version
+                    items[("list", concert)] = [version, acked, acked]
+            self.cond.notify_all()
 
     def seen(self, instance, resource, concert, version):
         key = (resource, concert)
-        with self.lock:
+        with self.cond:
             items = self.items[instance]
-            if key in items and items[key] <= version:
+            if key in items and items[key][0] <= version:
                 del items[key]
 
-    def pick(self, instance, rng):
-        with self.lock:
+    def next(self, instance, now):
+        """The (resource, concert) to read now on instance, or None after waiting until one may be due."""
+        with self.cond:
             items = self.items[instance]
-            return rng.choice(list(items)) if items else None
+            for key in [k for k, (_, acked, _) in items.items() if acked + self.window < now]:
+                del items[key]
+            if not items:
+                self.cond.wait(0.1)
+                return None
+            key, item = min(items.items(), key=lambda kv: kv[1][2])
+            if item[2] > now:
+                self.cond.wait(item[2] - now)
+                return None
+            item[2] = now + max(self.interval, (now - item[1]) / 10)
+            if key[0] == "list":
+                # One page read serves every listed concert: none of them is due again before the next.
+                for k, other in items.items():
+                    if k[0] == "list":
+                        other[2] = max(other[2], item[2])
+            return key
 
 
 class Run:
@@ -281,7 +315,7 @@ class Run:
         self.listed = {c for c in self.concerts if c <= PAGE_SIZE}
         writers = list(self.instances) + (["sql"] if args.sql_client else [])
         self.writer_of = {c: writers[(c - 1) % len(writers)] for c in self.concerts}
-        self.pending = Pending(self.instances, self.listed)
+        self.probes = Probes(self.instances, self.listed, args.stale_after_ms / 1000, args.probe_interval_ms / 1000)
         self.writes, self.reads = [], []
         self.read_errors = {i: 0 for i in self.instances}
         self.lock = threading.Lock()
@@ -311,6 +345,7 @@ class Run:
         for instance, base in self.instances.items():
             for n in range(self.args.reader_threads):
                 threads.append(threading.Thread(target=self.reader, args=(instance, base, per_thread, end, n)))
+            threads.append(threading.Thread(target=self.prober, args=(instance, base, end)))
         for writer in sorted(set(self.writer_of.values())):
             threads.append(threading.Thread(target=self.writer, args=(writer, writes_end)))
         for t in threads:
@@ -332,37 +367,47 @@ class Run:
             yield
 
     def reader(self, instance, base, rate, until, n):
+        """Samples every written concert (and the first list page) at `rate`: the reads that find staleness."""
         rng = random.Random(f"{instance}-{n}")
-        client, reads, errors, tick = Client(base), [], 0, 0
+        client, reads = Client(base), []
         for _ in self.paced(rate, until):
-            tick += 1
-            # Three reads in four chase unseen writes; the rest sample every written concert.
-            choice = self.pending.pick(instance, rng) if tick % 4 else None
-            if choice is None:
-                choice = ("list", 0) if rng.random() < self.args.list_share else ("detail", rng.choice(self.concerts))
-            resource, concert = choice
-            path = f"/api/concerts?size={PAGE_SIZE}" if resource == "list" else f"/api/concerts/{concert}"
-            sent = self.now()
-            status, body = client.request("GET", path)
-            received = self.now()
-            if status != 200:
-                errors += 1
-                continue
-            try:
-                doc = json.loads(body)
-                found = ([(item["id"], item["title"]) for item in doc["items"] if item["id"] in self.listed]
-                         if resource == "list" else [(doc["id"], doc["title"])])
-            except (ValueError, KeyError, TypeError):
-                errors += 1
-                continue
-            for concert_id, title in found:
-                version = version_of(title, concert_id)
-                reads.append(Read(instance, resource, concert_id, version, sent, received))
-                self.pending.seen(instance, resource, concert_id, version)
+            if rng.random() < self.args.list_share:
+                self.read(instance, client, "list", 0, reads)
+            else:
+                self.read(instance, client, "detail", rng.choice(self.concerts), reads)
         client.close()
         with self.lock:
             self.reads.extend(reads)
-            self.read_errors[instance] += errors
+
+    def prober(self, instance, base, until):
+        client, reads = Client(base), []
+        while self.now() < until:
+            choice = self.probes.next(instance, self.now())
+            if choice is not None:
+                self.read(instance, client, *choice, reads)
+        client.close()
+        with self.lock:
+            self.reads.extend(reads)
+
+    def read(self, instance, client, resource, concert, reads):
+        path = f"/api/concerts?size={PAGE_SIZE}" if resource == "list" else f"/api/concerts/{concert}"
+        sent = self.now()
+        status, body = client.request("GET", path)
+        received = self.now()
+        try:
+            if status != 200:
+                raise ValueError(status)
+            doc = json.loads(body)
+            found = ([(item["id"], item["title"]) for item in doc["items"] if item["id"] in self.listed]
+                     if resource == "list" else [(doc["id"], doc["title"])])
+        except (ValueError, KeyError, TypeError):
+            with self.lock:
+                self.read_errors[instance] += 1
+            return
+        for concert_id, title in found:
+            version = version_of(title, concert_id)
+            reads.append(Read(instance, resource, concert_id, version, sent, received))
+            self.probes.seen(instance, resource, concert_id, version)
 
     def writer(self, writer, until):
         concerts = [c for c in self.concerts if self.writer_of[c] == writer]
@@ -373,10 +418,12 @@ class Run:
             concert = concerts[n % len(concerts)]
             versions[concert] += 1
             version = versions[concert]
-            self.pending.add(concert, version)
             sent = self.now()
             ok = write(concert, version)
-            writes.append(Write(writer, concert, version, sent, self.now() if ok else None))
+            acked = self.now() if ok else None
+            writes.append(Write(writer, concert, version, sent, acked))
+            if ok:
+                self.probes.add(concert, version, acked)
         write(None, None)
         with self.lock:
             self.writes.extend(writes)
@@ -490,8 +537,10 @@ def main(argv):
     run.add_argument("--out", required=True, type=Path)
     run.add_argument("--duration", type=float, default=60, help="seconds of reads; writes stop a grace earlier")
     run.add_argument("--write-rate", type=float, default=2, help="writes per second per writer")
-    run.add_argument("--read-rate", type=float, default=100, help="reads per second per instance")
-    run.add_argument("--reader-threads", type=int, default=2, help="per instance")
+    run.add_argument("--read-rate", type=float, default=100, help="sampling reads per second per instance")
+    run.add_argument("--reader-threads", type=int, default=2, help="sampling readers per instance")
+    run.add_argument("--probe-interval-ms", type=float, default=10,
+                     help="at most how often an instance's probe reads back a write it has not served yet")
     run.add_argument("--list-share", type=float, default=0.25, help="share of sampling reads that read the list")
     run.add_argument("--concerts-written", type=int, default=18, help="ids 1..N, split between the writers")
     run.add_argument("--sql-client", help="command line of a mariadb client on the API's database (--sql-writer)")
@@ -518,6 +567,7 @@ def main(argv):
         "duration": args.duration,
         "write_rate": args.write_rate,
         "read_rate": args.read_rate,
+        "probe_interval_ms": args.probe_interval_ms,
         "concerts_written": args.concerts_written,
         "writers": {str(c): w for c, w in r.writer_of.items()},
         "stale_after_ms": args.stale_after_ms,

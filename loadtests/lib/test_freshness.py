@@ -48,6 +48,14 @@ class LagTests(unittest.TestCase):
         self.assertEqual(len(row.lags), 1)
         self.assertAlmostEqual(row.lags[0], 0.055)
 
+    def test_the_lower_bound_is_the_last_read_after_the_acknowledgement_that_still_saw_the_old_version(self):
+        writes = [Write("a", 1, 1, 10.0, 10.010)]
+        reads = [detail("b", 1, 0, 10.005), detail("b", 1, 0, 10.030), detail("b", 1, 1, 10.060, 10.065)]
+        row = analyze(writes, reads, STALE_AFTER)[("b", "api-other-instance", "detail")]
+        self.assertAlmostEqual(row.olds[0], 0.020)
+        same = analyze(writes, [detail("a", 1, 1, 10.040, 10.045)], STALE_AFTER)[("a", "api-same-instance", "detail")]
+        self.assertEqual(same.olds, [0.0])
+
     def test_a_newer_version_counts_as_seeing_the_write_it_replaced(self):
         writes = [Write("a", 1, 1, 10.0, 10.010), Write("a", 1, 2, 10.5, 10.510)]
         reads = [detail("b", 1, 0, 10.1), detail("b", 1, 2, 10.6, 10.610)]
