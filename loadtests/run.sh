@@ -32,17 +32,24 @@ Usage: loadtests/run.sh [options]
   --jdk25            run the API on Temurin 25 with virtual threads
   --db-outage D@T    kill mariadbd (SIGKILL) T into the k6 run and start it again D later, e.g.
                      15s@20s (ADR 0030); SLOs become: under 1% failed, p99 under 100 ms
+  --freshness        two API instances (cache) under the journey (RATE split between them, default 1000/s,
+                     60 s); lib/freshness.py writes concert titles through either and reads them back from
+                     both: lag per instance and writer, every read older than 1 s after its write's ack
+  --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
+  --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third)
+                     or redis-restart (Redis stopped and started again, empty, halfway)
   --standin          serve the API from loadtests/selftest/standin.py instead of the jar (tests
                      this runner without Java; no data is loaded)
   -h, --help
 
 Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
-for the API), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
+for the API), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
 Prometheus remote-write URL, for the Grafana dashboards in ops/).
 
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
 metric scrapes, API log). Exit status: k6's (0 all SLOs met, 99 an SLO missed; with --ceiling, the
-last run's that was not 0); with --compare, 0 when every run completed.
+last run's that was not 0); with --compare, 0 when every run completed; with --freshness, the checker's
+(99: a stale read or a lag p99 over its limit), else the background load's.
 EOF
 }
 
@@ -58,6 +65,9 @@ KEEP_RUNNING=false
 JDK25=false
 STANDIN=false
 DB_OUTAGE=""
+FRESHNESS=false
+SQL_WRITER=false
+FAULT=none
 
 while (($#)); do
   case $1 in
@@ -73,6 +83,9 @@ while (($#)); do
     --jdk25) JDK25=true; shift ;;
     --standin) STANDIN=true; shift ;;
     --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
+    --freshness) FRESHNESS=true; shift ;;
+    --sql-writer) SQL_WRITER=true; shift ;;
+    --fault) FAULT=${2:?--fault needs redis-clients or redis-restart}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -97,9 +110,17 @@ step() {
 source "$ROOT/scripts/services.sh"
 # shellcheck source=loadtests/lib/db-outage.sh
 source "$ROOT/loadtests/lib/db-outage.sh"
+# shellcheck source=loadtests/lib/freshness.sh
+source "$ROOT/loadtests/lib/freshness.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
 ! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
 ! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
+[[ " ${FRESHNESS_FAULTS[*]} " == *" $FAULT "* ]] || die "--fault must be one of ${FRESHNESS_FAULTS[*]}"
+! { { $SQL_WRITER || [[ $FAULT != none ]]; } && ! $FRESHNESS; } || die "--sql-writer and --fault go with --freshness"
+! { $FRESHNESS && { $COMPARE || $CEILING || $STANDIN || [[ -n $DB_OUTAGE ]]; }; } ||
+  die "--freshness goes without --compare, --ceiling, --db-outage and --standin"
+! { $FRESHNESS && [[ -n $DURATION && ! $DURATION =~ ^[0-9]+(s|m)?$ ]]; } ||
+  die "--freshness takes a duration in s or m, e.g. 45s"
 trap stop_services EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -333,7 +354,9 @@ ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 LABEL=$PROFILE
 ! $COMPARE || LABEL=compare
 ! $CEILING || LABEL=$PROFILE-vs-ceiling
-RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$SCENARIO-$LABEL
+RUN_NAME=$SCENARIO-$LABEL
+! $FRESHNESS || RUN_NAME=freshness-$FAULT$($SQL_WRITER && echo -sql || true)
+RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME
 mkdir -p "$RESULTS"
 
 step "starting Redis and MariaDB (private, loopback)"
@@ -352,7 +375,10 @@ if ! $STANDIN; then
 fi
 
 exit_status=0
-if $COMPARE; then
+if $FRESHNESS; then
+  freshness_run "$RESULTS"
+  exit_status=$FRESHNESS_STATUS
+elif $COMPARE; then
   runs=()
   for profile in "${PROFILES_COMPARED[@]}"; do
     measure "$profile" "$RESULTS/$profile"

@@ -65,6 +65,7 @@ service_track() {
 }
 
 # Starts redis-server with the repo's redis/redis.conf; exports REDIS_PORT and REDIS_DIR.
+_REDIS_COMMAND=()
 start_redis() {
   local dir port pid conf="$SERVICES_ROOT/redis/redis.conf"
   dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis.XXXXXX") || return 1
@@ -72,11 +73,12 @@ start_redis() {
   # The command line wins over the file: port, dir and loopback-only binding are ours to choose.
   local args=(--port "$port" --dir "$dir" --daemonize no --bind 127.0.0.1 --logfile "$dir/redis.log")
   if [[ -f $conf ]]; then
-    redis-server "$conf" "${args[@]}" >>"$dir/redis.log" 2>&1 &
+    _REDIS_COMMAND=(redis-server "$conf" "${args[@]}")
   else
     # No repo config (yet): a cache needs no persistence either way.
-    redis-server "${args[@]}" --save '' --appendonly no >>"$dir/redis.log" 2>&1 &
+    _REDIS_COMMAND=(redis-server "${args[@]}" --save '' --appendonly no)
   fi
+  "${_REDIS_COMMAND[@]}" >>"$dir/redis.log" 2>&1 &
   pid=$!
   service_track redis "$pid" "$dir"
   if ! wait_for_port "$port" 15 "$pid"; then
@@ -84,6 +86,26 @@ start_redis() {
     return 1
   fi
   export REDIS_PORT=$port REDIS_DIR=$dir
+}
+
+# restart_redis [DOWN_SECONDS]: stops the redis-server start_redis started (SIGTERM: clients see their
+# connections close) and starts it again DOWN_SECONDS later (default 0) with the same command line, port
+# and directory. Without persistence it comes back empty, as a restarted cache does. Call it from the
+# shell that started Redis.
+restart_redis() {
+  local i pid
+  for i in "${!_SERVICE_NAMES[@]}"; do
+    [[ ${_SERVICE_NAMES[i]} != redis ]] || break
+  done
+  [[ ${_SERVICE_NAMES[i]:-} == redis ]] || return 1
+  pid=${_SERVICE_PIDS[i]}
+  kill -TERM "$pid" 2>/dev/null || true
+  _service_await_exit "$pid" 30 || kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  sleep "${1:-0}"
+  "${_REDIS_COMMAND[@]}" >>"$REDIS_DIR/redis.log" 2>&1 &
+  _SERVICE_PIDS[i]=$!
+  wait_for_port "$REDIS_PORT" 15 "$!"
 }
 
 # Starts mariadbd on a fresh data directory with database concert_cache and user concert/concert;

@@ -16,9 +16,10 @@ export function rate(fallback) {
   return envInt('RATE', SMOKE ? 10 : fallback);
 }
 
-// VUs an arrival-rate scenario sets up before it starts; a smoke run needs few.
+// VUs an arrival-rate scenario sets up before it starts; a smoke run needs few. PRE_ALLOCATED_VUS
+// overrides (run.sh --freshness splits the load between two k6 processes).
 export function preAllocatedVUs(fallback) {
-  return SMOKE ? 20 : fallback;
+  return envInt('PRE_ALLOCATED_VUS', SMOKE ? 20 : fallback);
 }
 
 export function vus(fallback) {

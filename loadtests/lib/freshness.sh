@@ -1,0 +1,151 @@
+# shellcheck shell=bash
+# Sourced by loadtests/run.sh for --freshness (issues 14 and 16): two API instances (profile cache) on the
+# same Redis and MariaDB, the users-per-second journey in the background on both (RATE split between them,
+# one k6 process each), and lib/freshness.py writing concert titles through either instance (and with
+# --sql-writer with plain SQL) while it reads them back from both. With a fault, Redis misbehaves meanwhile:
+#
+#   redis-clients   CLIENT KILL TYPE normal every 2 s during the middle third of the run
+#   redis-restart   Redis stopped and started again (same port, empty) halfway through
+#
+#   freshness_run RUN_DIR     everything above; leaves the exit status in FRESHNESS_STATUS
+#
+# Needs scripts/services.sh, run.sh's start_api, snapshot and its variables (RATE, DURATION, SMOKE, ...).
+
+FRESHNESS_FAULTS=(none redis-clients redis-restart)
+
+# Seconds in "45", "45s" or "2m".
+_freshness_seconds() {
+  case $1 in
+    *m) echo "$((${1%m} * 60))" ;;
+    *s) echo "${1%s}" ;;
+    *) echo "$1" ;;
+  esac
+}
+
+# _freshness_instance NAME: starts instance NAME of the API on free ports; sets PORT_<NAME>, MGMT_<NAME>.
+_freshness_instance() {
+  local name=$1 preferred=$2
+  API_PORT=$(free_port "$preferred")
+  MGMT_PORT=$(free_port "$((preferred + 1))")
+  while [[ " ${_FRESHNESS_PORTS[*]} " == *" $API_PORT "* || " ${_FRESHNESS_PORTS[*]} " == *" $MGMT_PORT "* ||
+    $API_PORT == "$MGMT_PORT" ]]; do
+    API_PORT=$(free_port)
+    MGMT_PORT=$(free_port)
+  done
+  _FRESHNESS_PORTS+=("$API_PORT" "$MGMT_PORT")
+  step "starting API instance $name (profile cache) on $API_PORT, management $MGMT_PORT"
+  start_api cache "$RESULTS/api-$name.log"
+  printf -v "PORT_$name" '%s' "$API_PORT"
+  printf -v "MGMT_$name" '%s' "$MGMT_PORT"
+}
+
+# _freshness_load NAME PORT MGMT DIR JOURNEYS_PER_SECOND: the journey against one instance, in the background.
+_freshness_load() {
+  local name=$1 port=$2 mgmt=$3 dir=$4 rate=$5
+  mkdir -p "$dir"
+  MGMT_PORT=$mgmt snapshot "$dir/before"
+  local env=(--env "BASE_URL=http://127.0.0.1:$port" --env "CONCERTS=$CONCERTS" --env "RESULTS_DIR=$dir"
+    --env "DURATION=${FRESHNESS_SECONDS}s" --env "RATE=$rate" --env "PRE_ALLOCATED_VUS=$rate")
+  ! $SMOKE || env+=(--env SMOKE=1)
+  # Killed connections and a restarted Redis may fail a few misses (ADR 0014 serves from L1 and the database).
+  [[ $FAULT == none ]] || env+=(--env MAX_FAILED_RATE=0.01)
+  "$K6" run --quiet "${env[@]}" "$ROOT/loadtests/scenarios/users-per-second.js" >"$dir/k6.log" 2>&1 &
+  service_track "k6-$name" $!
+  printf -v "K6_PID_$name" '%s' "$!"
+}
+
+_freshness_fault() {
+  local log=$1 third=$((FRESHNESS_SECONDS / 3))
+  case $FAULT in
+    redis-clients)
+      (
+        sleep "$third"
+        local until=$((SECONDS + third))
+        while ((SECONDS < until)); do
+          echo "$(date +%s.%N) CLIENT KILL TYPE normal: $(redis-cli -p "$REDIS_PORT" CLIENT KILL TYPE normal) killed" >>"$log"
+          sleep 2
+        done
+      ) &
+      service_track fault $!
+      ;;
+  esac
+}
+
+freshness_run() {
+  local dir=$1
+  FRESHNESS_SECONDS=$(_freshness_seconds "${DURATION:-$($SMOKE && echo 20 || echo 60)}")
+  local rate=${RATE:-$($SMOKE && echo 20 || echo 1000)}
+  local half=$(((rate + 1) / 2))
+  _FRESHNESS_PORTS=()
+  redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
+  _freshness_instance a 8080
+  _freshness_instance b 8082
+
+  step "freshness: ${FRESHNESS_SECONDS} s, $rate journeys/s in the background ($half on each instance), fault $FAULT"
+  _freshness_load a "$PORT_a" "$MGMT_a" "$dir/load-a" "$half"
+  _freshness_load b "$PORT_b" "$MGMT_b" "$dir/load-b" "$half"
+  start_sampler "$dir/redis-clients.tsv"
+  local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir"
+    --instance "a=http://127.0.0.1:$PORT_a" --instance "b=http://127.0.0.1:$PORT_b"
+    --token "$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$FAULT" --fault-log "$dir/fault.log")
+  ! $SQL_WRITER || checker+=(--sql-client
+    "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache")
+  # shellcheck disable=SC2206 # FRESHNESS_OPTS is a list of checker flags
+  checker+=(${FRESHNESS_OPTS:-})
+  : >"$dir/fault.log"
+  "${checker[@]}" >"$dir/checker.log" 2>&1 &
+  local checker_pid=$!
+  service_track checker "$checker_pid"
+  _freshness_fault "$dir/fault.log"
+  if [[ $FAULT == redis-restart ]]; then
+    # In this shell: restart_redis replaces the tracked redis-server.
+    sleep "$((FRESHNESS_SECONDS / 2))"
+    echo "$(date +%s.%N) Redis stopped (SIGTERM)" >>"$dir/fault.log"
+    restart_redis || echo "$(date +%s.%N) Redis did not come back" >>"$dir/fault.log"
+    echo "$(date +%s.%N) Redis started again, empty" >>"$dir/fault.log"
+  fi
+  FRESHNESS_STATUS=0
+  wait "$checker_pid" || FRESHNESS_STATUS=$?
+  local name k6_status worst_k6=0 pid_var mgmt_var
+  for name in a b; do
+    pid_var=K6_PID_$name
+    mgmt_var=MGMT_$name
+    k6_status=0
+    wait "${!pid_var}" || k6_status=$?
+    [[ $k6_status == 0 ]] || worst_k6=$k6_status
+    MGMT_PORT=${!mgmt_var} snapshot "$dir/load-$name/after" || true
+    cat >"$dir/load-$name/meta.txt" <<META
+scenario=users-per-second
+profile=cache (instance $name)
+concerts=$CONCERTS
+duration=${FRESHNESS_SECONDS}s
+rate=$half
+smoke=$SMOKE
+k6_exit=$k6_status
+META
+  done
+  service_stop fault
+  service_stop sampler
+  cat >"$dir/meta.txt" <<META
+freshness=true
+fault=$FAULT
+sql_writer=$SQL_WRITER
+duration=${FRESHNESS_SECONDS}s
+rate=$rate
+smoke=$SMOKE
+checker_opts=${FRESHNESS_OPTS:-}
+checker_exit=$FRESHNESS_STATUS
+k6_exit=$worst_k6
+commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+META
+  step "background load"
+  for name in a b; do
+    echo "instance $name:"
+    python3 "$ROOT/loadtests/lib/report.py" table "$dir/load-$name" | tee "$dir/load-$name/table.txt" |
+      sed -n '1,/^  errors/p'
+  done
+  step "freshness"
+  cat "$dir/checker.log"
+  # The checker's verdict first; a clean checker with a background load that missed its SLOs still fails.
+  [[ $FRESHNESS_STATUS != 0 ]] || FRESHNESS_STATUS=$worst_k6
+}
