@@ -19,6 +19,15 @@ public class ApiProperties {
 	/** Default of {@code concert-cache.warmup.concurrency}. */
 	public static final int DEFAULT_WARMUP_CONCURRENCY = 16;
 
+	/** Default of {@code concert-cache.http.concert-max-age}. */
+	public static final Duration DEFAULT_CONCERT_MAX_AGE = Duration.ofSeconds(1);
+
+	/** Default of {@code concert-cache.http.concert-page-max-age}. */
+	public static final Duration DEFAULT_CONCERT_PAGE_MAX_AGE = Duration.ofSeconds(1);
+
+	/** Default of {@code concert-cache.http.schedules-max-age}: revalidate every time. */
+	public static final Duration DEFAULT_SCHEDULES_MAX_AGE = Duration.ZERO;
+
 	/**
 	 * Bearer token that write requests must present. Unset means every write is refused.
 	 */
@@ -31,6 +40,8 @@ public class ApiProperties {
 	private String cursorSecret = "concert-cache-cursor";
 
 	private final Warmup warmup = new Warmup();
+
+	private final Http http = new Http();
 
 	public String getAdminToken() {
 		return this.adminToken;
@@ -50,6 +61,56 @@ public class ApiProperties {
 
 	public Warmup getWarmup() {
 		return this.warmup;
+	}
+
+	public Http getHttp() {
+		return this.http;
+	}
+
+	/**
+	 * HTTP caching of cached reads (ADR 0034): how long a client or a shared cache may reuse a response without
+	 * asking again. Whole seconds; 0 sends {@code no-cache} (store, but revalidate with {@code If-None-Match} every
+	 * time, answered 304 when unchanged). Whatever is set here adds to the freshness contract's 1 s for clients that
+	 * reuse a response, so keep it small, and within the cache's {@code l1-ttl}.
+	 */
+	public static class Http {
+
+		/** {@code max-age} of a concert ({@code GET /api/concerts/{id}}). */
+		private Duration concertMaxAge = DEFAULT_CONCERT_MAX_AGE;
+
+		/** {@code max-age} of a list page ({@code GET /api/concerts}). */
+		private Duration concertPageMaxAge = DEFAULT_CONCERT_PAGE_MAX_AGE;
+
+		/**
+		 * {@code max-age} of a concert's schedules: seat counts, what a buyer acts on, so revalidated every time by
+		 * default.
+		 */
+		private Duration schedulesMaxAge = DEFAULT_SCHEDULES_MAX_AGE;
+
+		public Duration getConcertMaxAge() {
+			return this.concertMaxAge;
+		}
+
+		public void setConcertMaxAge(Duration concertMaxAge) {
+			this.concertMaxAge = concertMaxAge;
+		}
+
+		public Duration getConcertPageMaxAge() {
+			return this.concertPageMaxAge;
+		}
+
+		public void setConcertPageMaxAge(Duration concertPageMaxAge) {
+			this.concertPageMaxAge = concertPageMaxAge;
+		}
+
+		public Duration getSchedulesMaxAge() {
+			return this.schedulesMaxAge;
+		}
+
+		public void setSchedulesMaxAge(Duration schedulesMaxAge) {
+			this.schedulesMaxAge = schedulesMaxAge;
+		}
+
 	}
 
 	/**

@@ -6,6 +6,7 @@ import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -13,13 +14,14 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RequestParam;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
-import dev.concertcache.api.web.CacheStatus;
-import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.api.web.CachedReadResponses;
+import dev.concertcache.api.web.CachedReads;
 
 /**
  * The concert list (cursor pages, by id ascending) and concert detail, and their admin writes.
@@ -34,8 +36,11 @@ class ConcertController {
 
 	private final ConcertService concerts;
 
-	ConcertController(ConcertService concerts) {
+	private final CachedReads reads;
+
+	ConcertController(ConcertService concerts, CachedReads reads) {
 		this.concerts = concerts;
+		this.reads = reads;
 	}
 
 	/**
@@ -43,16 +48,18 @@ class ConcertController {
 	 * neither skips nor repeats a concert while others are added or removed.
 	 */
 	@GetMapping
+	@CachedReadResponses
 	ResponseEntity<ConcertPage> list(@RequestParam(required = false) String cursor,
-			@RequestParam(defaultValue = "" + DEFAULT_PAGE_SIZE) @Min(1) @Max(MAX_PAGE_SIZE) int size) {
-		Lookup<ConcertPage> page = this.concerts.page(cursor, size);
-		return CacheStatus.ok(page, page.value().orElseThrow());
+			@RequestParam(defaultValue = "" + DEFAULT_PAGE_SIZE) @Min(1) @Max(MAX_PAGE_SIZE) int size,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
+		return this.reads.ok("concert-page", this.concerts.page(cursor, size), ifNoneMatch);
 	}
 
 	@GetMapping("/{id}")
-	ResponseEntity<Concert> get(@PathVariable long id) {
-		Lookup<Concert> concert = this.concerts.concert(id);
-		return CacheStatus.ok(concert, concert.value().orElseThrow());
+	@CachedReadResponses
+	ResponseEntity<Concert> get(@PathVariable long id,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
+		return this.reads.ok("concert", this.concerts.concert(id), ifNoneMatch);
 	}
 
 	@PostMapping

@@ -4,6 +4,7 @@ import java.net.URI;
 
 import jakarta.validation.Valid;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.ResponseEntity;
 import org.springframework.web.bind.annotation.DeleteMapping;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -11,12 +12,13 @@ import org.springframework.web.bind.annotation.PathVariable;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.PutMapping;
 import org.springframework.web.bind.annotation.RequestBody;
+import org.springframework.web.bind.annotation.RequestHeader;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 import org.springframework.web.servlet.support.ServletUriComponentsBuilder;
 
-import dev.concertcache.api.web.CacheStatus;
-import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.api.web.CachedReadResponses;
+import dev.concertcache.api.web.CachedReads;
 
 /**
  * A concert's schedules (by start time) and their admin writes.
@@ -27,14 +29,18 @@ class ScheduleController {
 
 	private final ScheduleService schedules;
 
-	ScheduleController(ScheduleService schedules) {
+	private final CachedReads reads;
+
+	ScheduleController(ScheduleService schedules, CachedReads reads) {
 		this.schedules = schedules;
+		this.reads = reads;
 	}
 
 	@GetMapping
-	ResponseEntity<ConcertSchedules> list(@PathVariable long concertId) {
-		Lookup<ConcertSchedules> schedules = this.schedules.schedules(concertId);
-		return CacheStatus.ok(schedules, schedules.value().orElseThrow());
+	@CachedReadResponses
+	ResponseEntity<ConcertSchedules> list(@PathVariable long concertId,
+			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
+		return this.reads.ok("schedules", this.schedules.schedules(concertId), ifNoneMatch);
 	}
 
 	@PostMapping

@@ -36,7 +36,8 @@ class HttpContractTests extends ApiTestSupport {
 		assertThat(response.status()).isEqualTo(200);
 		JsonNode paths = response.json().get("paths");
 		assertThat(paths.propertyNames()).containsExactlyInAnyOrder("/api/concerts", "/api/concerts/{id}",
-				"/api/concerts/{concertId}/schedules", "/api/concerts/{concertId}/schedules/{scheduleId}");
+				"/api/concerts/{concertId}/schedules", "/api/concerts/{concertId}/schedules/{scheduleId}",
+				"/api/cache/invalidations");
 		assertThat(paths.get("/api/concerts").propertyNames()).containsExactlyInAnyOrder("get", "post");
 		assertThat(paths.get("/api/concerts/{id}").propertyNames()).containsExactlyInAnyOrder("get", "put", "delete");
 		assertThat(paths.get("/api/concerts/{concertId}/schedules/{scheduleId}").propertyNames())

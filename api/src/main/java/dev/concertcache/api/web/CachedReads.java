@@ -1,0 +1,80 @@
+package dev.concertcache.api.web;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.http.CacheControl;
+import org.springframework.http.ETag;
+import org.springframework.http.HttpHeaders;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
+import org.springframework.stereotype.Component;
+
+import dev.concertcache.api.ApiProperties;
+import dev.concertcache.tiered.TieredCache.Lookup;
+
+/**
+ * Responses of cached reads with HTTP caching (ADR 0034): a strong {@code ETag} made once per cached value
+ * ({@link CachedJsonBodies}), {@code Cache-Control} per cache, {@link CacheStatus Cache-Status}, and 304 without a
+ * body when {@code If-None-Match} names the current tag (weak comparison) or is {@code *} (RFC 9110 13.1.2; Spring
+ * MVC's own check treats {@code *} as no match on GET). Under mode {@code none} there is no cache to describe: a plain
+ * 200.
+ */
+@Component
+public class CachedReads {
+
+	/** A value served stale (stale-if-error): clients must not keep it. */
+	private static final String STALE_CACHE_CONTROL = CacheControl.noCache().getHeaderValue();
+
+	private final CachedJsonBodies bodies;
+
+	private final Map<String, String> cacheControls;
+
+	CachedReads(ObjectProvider<CachedJsonBodies> bodies, ApiProperties properties) {
+		this.bodies = bodies.getIfAvailable();
+		ApiProperties.Http http = properties.getHttp();
+		this.cacheControls = Map.of("concert", cacheControl(http.getConcertMaxAge()), "concert-page",
+				cacheControl(http.getConcertPageMaxAge()), "schedules", cacheControl(http.getSchedulesMaxAge()));
+	}
+
+	/**
+	 * 200 with the value of {@code lookup} (present), described as a read of cache {@code cache}; 304 if
+	 * {@code ifNoneMatch} (the request's field, or {@code null}) matches it.
+	 */
+	public <T> ResponseEntity<T> ok(String cache, Lookup<T> lookup, String ifNoneMatch) {
+		T body = lookup.value().orElseThrow();
+		if (this.bodies == null) {
+			return ResponseEntity.ok(body);
+		}
+		String cacheControl = lookup.stale() ? STALE_CACHE_CONTROL : this.cacheControls.get(cache);
+		if (cacheControl == null) {
+			throw new IllegalArgumentException("No Cache-Control for cache '" + cache + "'");
+		}
+		String tag = this.bodies.of(body).etag();
+		boolean notModified = ifNoneMatch != null && matches(ifNoneMatch, tag);
+		ResponseEntity.BodyBuilder response = ResponseEntity.status(notModified ? HttpStatus.NOT_MODIFIED : HttpStatus.OK)
+			.eTag(tag)
+			.header(HttpHeaders.CACHE_CONTROL, cacheControl)
+			.header(CacheStatus.HEADER, CacheStatus.of(lookup));
+		return notModified ? response.build() : response.body(body);
+	}
+
+	/** RFC 9110 13.1.2: {@code *}, or any listed tag equal to {@code tag} under weak comparison. */
+	private static boolean matches(String ifNoneMatch, String tag) {
+		ETag current = ETag.create(tag);
+		for (ETag requested : ETag.parse(ifNoneMatch)) {
+			if (requested.isWildcard() || requested.compare(current, false)) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** {@code max-age} in whole seconds; zero: store but revalidate every time ({@code no-cache}). */
+	private static String cacheControl(Duration maxAge) {
+		return (maxAge.getSeconds() > 0) ? CacheControl.maxAge(maxAge).getHeaderValue()
+				: CacheControl.noCache().getHeaderValue();
+	}
+
+}
