@@ -338,6 +338,8 @@ class Run:
         self.fetch_fields()
         self.start = time.monotonic()
         self.start_epoch = time.time()
+        # run.sh times its faults from here.
+        (self.args.out / "started").write_text(f"{self.start_epoch}\n")
         end = self.args.duration
         writes_end = max(1.0, end - self.args.stale_after_ms / 1000 - 1)
         threads = []

@@ -54,11 +54,20 @@ _freshness_load() {
   printf -v "K6_PID_$name" '%s' "$!"
 }
 
+# _freshness_started DIR: waits until the checker has started its clock (faults are timed from it).
+_freshness_started() {
+  local deadline=$((SECONDS + 120))
+  until [[ -f $1/started ]] || ((SECONDS > deadline)); do
+    sleep 0.1
+  done
+}
+
 _freshness_fault() {
-  local log=$1 third=$((FRESHNESS_SECONDS / 3))
+  local dir=$1 log=$1/fault.log third=$((FRESHNESS_SECONDS / 3))
   case $FAULT in
     redis-clients)
       (
+        _freshness_started "$dir"
         sleep "$third"
         local until=$((SECONDS + third))
         while ((SECONDS < until)); do
@@ -93,12 +102,14 @@ freshness_run() {
   # shellcheck disable=SC2206 # FRESHNESS_OPTS is a list of checker flags
   checker+=(${FRESHNESS_OPTS:-})
   : >"$dir/fault.log"
+  rm -f "$dir/started"
   "${checker[@]}" >"$dir/checker.log" 2>&1 &
   local checker_pid=$!
   service_track checker "$checker_pid"
-  _freshness_fault "$dir/fault.log"
+  _freshness_fault "$dir"
   if [[ $FAULT == redis-restart ]]; then
     # In this shell: restart_redis replaces the tracked redis-server.
+    _freshness_started "$dir"
     sleep "$((FRESHNESS_SECONDS / 2))"
     echo "$(date +%s.%N) Redis stopped (SIGTERM)" >>"$dir/fault.log"
     restart_redis || echo "$(date +%s.%N) Redis did not come back" >>"$dir/fault.log"
