@@ -332,23 +332,33 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		return this.redis.valueKey(this.name, generation(), this.keys.encode(key));
 	}
 
-	/** Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down. */
-	void evictNow(String key) {
+	/**
+	 * Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down.
+	 * @return whether Redis took it
+	 */
+	boolean evictNow(String key) {
 		try {
 			evictInRedis(key);
+			return true;
 		}
 		catch (UnavailableException ex) {
 			this.manager.pending().add(this.name, key);
+			return false;
 		}
 	}
 
-	/** Makes every entry of this cache unreachable on every instance; queued if Redis is down. */
-	void evictAllNow() {
+	/**
+	 * Makes every entry of this cache unreachable on every instance; queued if Redis is down.
+	 * @return whether Redis took it
+	 */
+	boolean evictAllNow() {
 		try {
 			evictAllInRedis();
+			return true;
 		}
 		catch (UnavailableException ex) {
 			this.manager.pending().add(this.name, PendingEvictions.ALL);
+			return false;
 		}
 	}
 
@@ -359,7 +369,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	private void evictInRedis(String key) {
 		try {
-			long current = this.redis.evict(this.name, key, generation(), this.manager.tombstoneTtl().toMillis(),
+			// The generation as known, not read: reading it would go through the breaker the eviction goes past.
+			long current = this.redis.evict(this.name, key, this.generation.get(), this.manager.tombstoneTtl().toMillis(),
 					this.manager.instanceId(), this.manager.clock().millis());
 			adoptGeneration(current);
 			this.metrics.eviction("l2", "explicit");

@@ -376,17 +376,19 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	void retryPending() {
 		try {
-			if (this.pending.isEmpty() || this.redis.breaker().getState() == CircuitBreaker.State.OPEN) {
+			// Not gated by the Redis breaker, as evictions are not: the first one Redis does not take ends the pass.
+			if (this.pending.isEmpty()) {
 				return;
 			}
 			if (this.pending.overflowed()) {
 				this.pending.overflowDone();
-				this.caches.values().forEach(DefaultTieredCache::evictAllNow);
+				for (DefaultTieredCache<?, ?> cache : this.caches.values()) {
+					if (!cache.evictAllNow()) {
+						return;
+					}
+				}
 			}
 			for (Eviction eviction : this.pending.snapshot()) {
-				if (this.redis.breaker().getState() == CircuitBreaker.State.OPEN) {
-					return;
-				}
 				DefaultTieredCache<?, ?> cache = this.caches.get(eviction.cache());
 				this.pending.done(eviction);
 				if (cache == null) {
@@ -394,11 +396,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				}
 				// Runs the whole eviction again, L1 included: a read between Redis' return and this replay
 				// may have put the old L2 value back into this instance's L1.
-				if (PendingEvictions.ALL.equals(eviction.key())) {
-					cache.evictAllNow();
-				}
-				else {
-					cache.evictNow(eviction.key());
+				boolean taken = PendingEvictions.ALL.equals(eviction.key()) ? cache.evictAllNow()
+						: cache.evictNow(eviction.key());
+				if (!taken) {
+					return;
 				}
 			}
 		}

@@ -71,7 +71,9 @@ final class RedisTier {
 			  g = ARGV[10]
 			end
 			redis.call('SET', ARGV[9] .. g .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
-			if ARGV[6] ~= g then redis.call('SET', ARGV[9] .. ARGV[6] .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2]) end
+			if ARGV[6] ~= g and ARGV[6] ~= '-1' then
+			  redis.call('SET', ARGV[9] .. ARGV[6] .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
+			end
 			local seq = redis.call('INCR', KEYS[3])
 			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'cache', ARGV[4], 'key', ARGV[5], 'gen', g,
 			  'seq', seq, 'origin', ARGV[7], 'sent', ARGV[8])
@@ -205,11 +207,11 @@ final class RedisTier {
 	}
 
 	/**
-	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's) and announces
-	 * it; returns the current generation.
+	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's, -1 when it
+	 * has none yet) and announces it; returns the current generation.
 	 */
 	long evict(String cache, String key, long generation, long tombstoneMillis, String origin, long now) {
-		Long current = call(cache, "evict",
+		Long current = callPastTheBreaker(cache, "evict",
 				() -> this.redis.execute(EVICT, List.of(generationKey(cache), this.stream, this.streamSequence),
 						JsonValueCodec.newTombstone(), String.valueOf(tombstoneMillis),
 						String.valueOf(this.streamMaxLength), cache, key, String.valueOf(generation), origin,
@@ -218,7 +220,7 @@ final class RedisTier {
 	}
 
 	long evictAll(String cache, String origin, long sentAt) {
-		Long generation = call(cache, "evict",
+		Long generation = callPastTheBreaker(cache, "evict",
 				() -> this.redis.execute(EVICT_ALL, List.of(generationKey(cache), this.stream, this.streamSequence),
 						String.valueOf(this.streamMaxLength), cache, origin, String.valueOf(sentAt),
 						String.valueOf(sentAt)));
@@ -231,6 +233,21 @@ final class RedisTier {
 		}
 		catch (CallNotPermittedException ex) {
 			throw new UnavailableException(ex);
+		}
+		catch (RuntimeException ex) {
+			this.metrics.error(cache, operation);
+			throw new UnavailableException(ex);
+		}
+	}
+
+	/**
+	 * An invalidation goes past the breaker: the breaker sheds reads from a slow Redis, but an eviction that Redis
+	 * can still take must land now, not wait in this process' memory while others serve the old value (issue 14,
+	 * hole 3). Only a Redis that does not answer (the command timeout) makes it fail.
+	 */
+	private <T> T callPastTheBreaker(String cache, String operation, Supplier<T> command) {
+		try {
+			return command.get();
 		}
 		catch (RuntimeException ex) {
 			this.metrics.error(cache, operation);

@@ -189,6 +189,23 @@ class TieredCacheFreshnessTests {
 	}
 
 	@Test
+	void anEvictionWhileTheWritersRedisBreakerIsOpenReachesTheOtherInstancesAtOnce() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance writer = instance(properties);
+		CacheInstance other = instance(properties);
+		DefaultTieredCache<Long, Item> onOther = other.cache("items", Long.class, Item.class);
+		onOther.get(1L, () -> Optional.of(OLD));
+		// Slow calls alone open it: a saturated machine, while Redis still answers.
+		writer.manager.circuitBreaker().transitionToOpenState();
+
+		writer.cache("items", Long.class, Item.class).evict(1L);
+
+		assertThat(writer.manager.pending().size()).as("queued in the writer's memory").isZero();
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onOther.isInL1(1L));
+		assertThat(onOther.get(1L, () -> Optional.of(NEW))).contains(NEW);
+	}
+
+	@Test
 	void aReaderWaitsForAnotherReadersHangingLoadNoLongerThanTheLockTime() throws Exception {
 		CacheInstance instance = instance(
 				CacheInstance.properties((settings) -> settings.getLock().setTtl(Duration.ofMillis(200))));
