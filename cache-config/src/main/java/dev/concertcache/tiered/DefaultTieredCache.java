@@ -564,6 +564,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	}
 
 	private Miss readRedis(String key) {
+		if (this.manager.pending().covers(this.name, key)) {
+			// Redis still holds what this instance's own write replaced: the writer must not read it back.
+			return Miss.NO_REDIS;
+		}
 		long generation;
 		String raw;
 		try {

@@ -388,19 +388,22 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 					}
 				}
 			}
-			for (Eviction eviction : this.pending.snapshot()) {
+			for (Map.Entry<Eviction, Long> request : this.pending.snapshot()) {
+				Eviction eviction = request.getKey();
 				DefaultTieredCache<?, ?> cache = this.caches.get(eviction.cache());
-				this.pending.done(eviction);
 				if (cache == null) {
+					this.pending.done(eviction, request.getValue());
 					continue;
 				}
 				// Runs the whole eviction again, L1 included: a read between Redis' return and this replay
-				// may have put the old L2 value back into this instance's L1.
+				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
+				// until then this instance's reads of the key do not use Redis.
 				boolean taken = PendingEvictions.ALL.equals(eviction.key()) ? cache.evictAllNow()
 						: cache.evictNow(eviction.key());
 				if (!taken) {
 					return;
 				}
+				this.pending.done(eviction, request.getValue());
 			}
 		}
 		catch (RuntimeException ex) {

@@ -1,13 +1,16 @@
 package dev.concertcache.tiered;
 
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Evictions that could not reach Redis, kept in memory (bounded) until it is back. Past the bound the
- * individual keys are dropped and every cache is evicted as a whole instead: coarser, never staler.
+ * individual keys are dropped and every cache is evicted as a whole instead: coarser, never staler. While one is
+ * pending, this instance must not read its key from Redis, which still holds the value from before the write
+ * ({@link #covers}).
  */
 final class PendingEvictions {
 
@@ -16,9 +19,12 @@ final class PendingEvictions {
 
 	private final int maximumSize;
 
-	private final Set<Eviction> evictions = new LinkedHashSet<>();
+	/** Each pending eviction with the number of its latest request, so that a replay does not drop a newer one. */
+	private final Map<Eviction, Long> evictions = new ConcurrentHashMap<>();
 
-	private boolean overflowed;
+	private final AtomicLong requests = new AtomicLong();
+
+	private volatile boolean overflowed;
 
 	PendingEvictions(int maximumSize) {
 		this.maximumSize = maximumSize;
@@ -28,32 +34,46 @@ final class PendingEvictions {
 		if (this.overflowed) {
 			return;
 		}
-		this.evictions.add(new Eviction(cache, key));
+		this.evictions.put(new Eviction(cache, key), this.requests.incrementAndGet());
 		if (this.evictions.size() > this.maximumSize) {
-			this.evictions.clear();
+			// Marked before cleared: covers() never sees an empty map without the mark.
 			this.overflowed = true;
+			this.evictions.clear();
 		}
 	}
 
-	synchronized int size() {
+	int size() {
 		return this.overflowed ? this.maximumSize : this.evictions.size();
 	}
 
-	synchronized boolean isEmpty() {
+	boolean isEmpty() {
 		return !this.overflowed && this.evictions.isEmpty();
 	}
 
+	/** Whether Redis may still hold a value of {@code key} of {@code cache} that a pending eviction removes. */
+	boolean covers(String cache, String key) {
+		if (this.overflowed) {
+			return true;
+		}
+		if (this.evictions.isEmpty()) {
+			return false;
+		}
+		return this.evictions.containsKey(new Eviction(cache, key)) || this.evictions.containsKey(new Eviction(cache, ALL));
+	}
+
 	/** Whether evictions were dropped, so that every cache has to be evicted as a whole. */
-	synchronized boolean overflowed() {
+	boolean overflowed() {
 		return this.overflowed;
 	}
 
-	synchronized List<Eviction> snapshot() {
-		return new ArrayList<>(this.evictions);
+	/** The pending evictions, each with the number of its latest request (for {@link #done}). */
+	List<Map.Entry<Eviction, Long>> snapshot() {
+		return new ArrayList<>(Map.copyOf(this.evictions).entrySet());
 	}
 
-	synchronized void done(Eviction eviction) {
-		this.evictions.remove(eviction);
+	/** Forgets {@code eviction} after a replay of request {@code request} reached Redis, unless it was asked again. */
+	void done(Eviction eviction, long request) {
+		this.evictions.remove(eviction, request);
 	}
 
 	synchronized void overflowDone() {

@@ -206,6 +206,33 @@ class TieredCacheFreshnessTests {
 	}
 
 	@Test
+	void theWriterDoesNotReadBackFromRedisTheValueItsUndeliveredEvictionRemoves() {
+		TieredCacheProperties properties = CacheInstance.properties(
+				(settings) -> settings.getInvalidation().setRetryInterval(Duration.ofHours(1)));
+		CacheInstance writer = instance(properties);
+		CacheInstance other = instance(properties);
+		DefaultTieredCache<Long, Item> onWriter = writer.cache("items", Long.class, Item.class);
+		DefaultTieredCache<Long, Item> onOther = other.cache("items", Long.class, Item.class);
+		onWriter.get(1L, () -> Optional.of(OLD));
+		String generationKey = properties.getKeyPrefix() + ":v1:items:generation";
+		String generation = writer.redis.opsForValue().get(generationKey);
+		// The eviction script fails at its first command, before it writes anything: Redis keeps the old value.
+		writer.redis.delete(generationKey);
+		writer.redis.opsForHash().put(generationKey, "broken", "1");
+
+		onWriter.evict(1L);
+
+		assertThat(writer.manager.pending().size()).isOne();
+		assertThat(onWriter.get(1L, () -> Optional.of(NEW))).as("the writer after its write").contains(NEW);
+		writer.redis.delete(generationKey);
+		writer.redis.opsForValue().set(generationKey, generation);
+		writer.manager.retryPending();
+		assertThat(writer.manager.pending().isEmpty()).isTrue();
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onOther.isInL1(1L));
+		assertThat(onOther.get(1L, () -> Optional.of(NEW))).contains(NEW);
+	}
+
+	@Test
 	void aReaderWaitsForAnotherReadersHangingLoadNoLongerThanTheLockTime() throws Exception {
 		CacheInstance instance = instance(
 				CacheInstance.properties((settings) -> settings.getLock().setTtl(Duration.ofMillis(200))));
