@@ -71,6 +71,7 @@ class Row:
         self.unseen = 0  # acknowledged writes no read on this instance saw (nor a newer version)
         self.behind = 0  # reads sent after a newer write's ack (any age)
         self.stale = []  # reads sent more than stale_after after a newer write's ack
+        self.read_times = []  # seconds from send to answer of each read: how much of a lag is reading
 
     def summary(self):
         ms = [lag * 1000 for lag in self.lags]
@@ -80,6 +81,7 @@ class Row:
             "lag_ms": {f"p{p}": percentile(ms, p) for p in (50, 95, 99)} | {"max": max(ms) if ms else None},
             "old_ms": {"p99": percentile([old * 1000 for old in self.olds], 99),
                        "max": max(self.olds) * 1000 if self.olds else None},
+            "read_ms": {"p99": percentile([t * 1000 for t in self.read_times], 99)},
             "unseen": self.unseen,
             "behind": self.behind,
             "stale": len(self.stale),
@@ -120,6 +122,7 @@ def analyze(writes, reads, stale_after):
         acks = [w.acked for w in ws]
         versions = [w.version for w in ws]
         row.reads += len(rs)
+        row.read_times.extend(r.received - r.sent for r in rs)
         for r in rs:
             newest_acked = bisect.bisect_right(acks, r.sent)
             if newest_acked and versions[newest_acked - 1] > r.version:
@@ -183,7 +186,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
         f"limits: lag p99 {lag_p99_ms} ms (api), {sql_lag_p99_ms} ms (sql)",
         "",
         f"  {'instance':<9}{'writer':<20}{'resource':<9}{'writes':>7}{'reads':>8}"
-        f"{'lag p50':>9}{'p95':>8}{'p99':>8}{'max':>8}{'old p99':>9}{'unseen':>8}{'behind':>8}{'stale':>7}",
+        f"{'lag p50':>9}{'p95':>8}{'p99':>8}{'max':>8}{'old p99':>9}{'read p99':>10}{'unseen':>8}{'behind':>8}{'stale':>7}",
     ]
     for (instance, kind, resource), row in sorted(rows.items(), key=lambda kv: (kv[0][0], KINDS.index(kv[0][1]), kv[0][2])):
         s = row.summary()
@@ -191,7 +194,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
         out.append(
             f"  {instance:<9}{kind:<20}{resource:<9}{s['writes']:>7}{s['reads']:>8}"
             + "".join(f"{fmt_ms(lag[k]):>{w}}" for k, w in (("p50", 9), ("p95", 8), ("p99", 8), ("max", 8)))
-            + f"{fmt_ms(s['old_ms']['p99']):>9}"
+            + f"{fmt_ms(s['old_ms']['p99']):>9}{fmt_ms(s['read_ms']['p99']):>10}"
             + f"{s['unseen']:>8}{s['behind']:>8}{s['stale']:>7}")
     out.append("")
     out.append("  writes acknowledged / failed: " + ", ".join(
@@ -347,7 +350,9 @@ class Run:
         for instance, base in self.instances.items():
             for n in range(self.args.reader_threads):
                 threads.append(threading.Thread(target=self.reader, args=(instance, base, per_thread, end, n)))
-            threads.append(threading.Thread(target=self.prober, args=(instance, base, end)))
+            # Several probes per instance: one would queue read-backs behind each other's answers.
+            for _ in range(self.args.probe_threads):
+                threads.append(threading.Thread(target=self.prober, args=(instance, base, end)))
         for writer in sorted(set(self.writer_of.values())):
             threads.append(threading.Thread(target=self.writer, args=(writer, writes_end)))
         for t in threads:
@@ -541,6 +546,7 @@ def main(argv):
     run.add_argument("--write-rate", type=float, default=2, help="writes per second per writer")
     run.add_argument("--read-rate", type=float, default=100, help="sampling reads per second per instance")
     run.add_argument("--reader-threads", type=int, default=2, help="sampling readers per instance")
+    run.add_argument("--probe-threads", type=int, default=4, help="probes reading back writes, per instance")
     run.add_argument("--probe-interval-ms", type=float, default=10,
                      help="at most how often an instance's probe reads back a write it has not served yet")
     run.add_argument("--list-share", type=float, default=0.25, help="share of sampling reads that read the list")
