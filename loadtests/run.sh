@@ -38,7 +38,7 @@ Usage: loadtests/run.sh [options]
   --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
   --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third)
                      or redis-restart (Redis stopped and started again, empty, halfway)
-  --instances N      N API instances (ports from 8082 on) behind nginx on 8080 with upstream keepalive; the
+  --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
                      scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
   --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
                      the instances pointed at it with spring.data.redis.cluster.nodes (implies --instances 1)

@@ -12,8 +12,6 @@
 # Needs scripts/services.sh, run.sh's start_api, run_k6, die, step and its variables (PROFILE, SMOKE, ...).
 
 FLEET_REDIS_MODES=(standalone cluster)
-# The instances' preferred ports: 8082/8083, 8084/8085, ... (nginx takes 8080, the contract's port).
-FLEET_FIRST_PORT=8082
 
 fleet_active() {
   [[ -n ${INSTANCES:-} || -n ${REDIS_MODE:-} ]]
@@ -80,12 +78,15 @@ _fleet_start_instances() {
   FLEET_API_PORTS=()
   FLEET_MGMT_PORTS=()
   for ((i = 1; i <= INSTANCES; i++)); do
-    _fleet_take_port $((FLEET_FIRST_PORT + 2 * (i - 1)))
+    # Ports the kernel picks, not 8082, 8083, ...: another run on this machine prefers those, and an API
+    # that lost the race for its port would look ready through the other run's API until it exits.
+    _fleet_take_port 0
     API_PORT=$FLEET_PORT
-    _fleet_take_port $((FLEET_FIRST_PORT + 2 * (i - 1) + 1))
+    _fleet_take_port 0
     MGMT_PORT=$FLEET_PORT
     step "starting API instance $i of $INSTANCES (profile $PROFILE) on $API_PORT, management $MGMT_PORT"
     start_api "$PROFILE" "$dir/api-$i.log"
+    kill -0 "${_SERVICE_PIDS[-1]}" 2>/dev/null || die "API instance $i exited; see $dir/api-$i.log"
     FLEET_API_PORTS+=("$API_PORT")
     FLEET_MGMT_PORTS+=("$MGMT_PORT")
   done
@@ -129,7 +130,7 @@ $servers
     keepalive_timeout 15s;
   }
   server {
-    listen 127.0.0.1:$NGINX_PORT reuseport backlog=4096;
+    listen 127.0.0.1:$NGINX_PORT backlog=4096;
     location / {
       proxy_pass http://api;
       include $ROOT/ops/nginx/proxy.conf;
