@@ -38,6 +38,10 @@ Usage: loadtests/run.sh [options]
   --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
   --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third)
                      or redis-restart (Redis stopped and started again, empty, halfway)
+  --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
+                     scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
+  --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
+                     the instances pointed at it with spring.data.redis.cluster.nodes (implies --instances 1)
   --standin          serve the API from loadtests/selftest/standin.py instead of the jar (tests
                      this runner without Java; no data is loaded)
   -h, --help
@@ -68,6 +72,8 @@ DB_OUTAGE=""
 FRESHNESS=false
 SQL_WRITER=false
 FAULT=none
+INSTANCES=""
+REDIS_MODE=""
 
 while (($#)); do
   case $1 in
@@ -86,6 +92,8 @@ while (($#)); do
     --freshness) FRESHNESS=true; shift ;;
     --sql-writer) SQL_WRITER=true; shift ;;
     --fault) FAULT=${2:?--fault needs redis-clients or redis-restart}; shift 2 ;;
+    --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
+    --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -112,6 +120,8 @@ source "$ROOT/scripts/services.sh"
 source "$ROOT/loadtests/lib/db-outage.sh"
 # shellcheck source=loadtests/lib/freshness.sh
 source "$ROOT/loadtests/lib/freshness.sh"
+# shellcheck source=loadtests/lib/fleet.sh
+source "$ROOT/loadtests/lib/fleet.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
 ! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
 ! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
@@ -121,6 +131,7 @@ source "$ROOT/loadtests/lib/freshness.sh"
   die "--freshness goes without --compare, --ceiling, --db-outage and --standin"
 ! { $FRESHNESS && [[ -n $DURATION && ! $DURATION =~ ^[0-9]+(s|m)?$ ]]; } ||
   die "--freshness takes a duration in s or m, e.g. 45s"
+fleet_validate
 trap stop_services EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -356,15 +367,16 @@ LABEL=$PROFILE
 ! $CEILING || LABEL=$PROFILE-vs-ceiling
 RUN_NAME=$SCENARIO-$LABEL
 ! $FRESHNESS || RUN_NAME=freshness-$FAULT$($SQL_WRITER && echo -sql || true)
+! fleet_active || RUN_NAME=$SCENARIO-$PROFILE-x${INSTANCES:-1}-${REDIS_MODE:-standalone}
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME
 mkdir -p "$RESULTS"
 
 step "starting Redis and MariaDB (private, loopback)"
-start_redis || die "Redis did not start"
+fleet_start_redis || die "Redis did not start"
 start_mariadb || die "MariaDB did not start"
 echo "Redis 127.0.0.1:$REDIS_PORT, MariaDB 127.0.0.1:$DB_PORT"
 BACKENDS=("--spring.datasource.url=$DB_JDBC_URL" --spring.datasource.username=concert
-  --spring.datasource.password=concert --spring.data.redis.host=127.0.0.1 "--spring.data.redis.port=$REDIS_PORT")
+  --spring.datasource.password=concert "${REDIS_ARGS[@]}")
 # The contract's ports when free, so the dashboard link is the usual one; any free port otherwise.
 API_PORT=$(free_port 8080)
 MGMT_PORT=$(free_port 8081)
@@ -375,7 +387,10 @@ if ! $STANDIN; then
 fi
 
 exit_status=0
-if $FRESHNESS; then
+if fleet_active; then
+  fleet_run "$RESULTS"
+  exit_status=$FLEET_STATUS
+elif $FRESHNESS; then
   freshness_run "$RESULTS"
   exit_status=$FRESHNESS_STATUS
 elif $COMPARE; then

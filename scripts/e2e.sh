@@ -74,7 +74,7 @@ k6_smoke() {
   SMOKE=1 BASE_URL="http://127.0.0.1:$API_PORT" CONCERTS=$CONCERTS ADMIN_TOKEN=$TOKEN RESULTS_DIR="$WORK" \
     K6_PROMETHEUS_RW_SERVER_URL="http://127.0.0.1:$PROM_PORT/api/v1/write" \
     K6_PROMETHEUS_RW_TREND_STATS='p(95),p(99),avg' \
-    "$K6" run -q -o experimental-prometheus-rw "loadtests/scenarios/$scenario.js"
+    "$K6" run -q -o experimental-prometheus-rw --tag "testid=e2e-$scenario" "loadtests/scenarios/$scenario.js"
 }
 
 # The dashboard test drives its own reads; k6 runs alongside so the page sees a real load shape.

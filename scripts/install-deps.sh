@@ -12,6 +12,7 @@ binary_of() {
     redis-server) echo /usr/bin/redis-server ;;
     mariadb-server) echo /usr/sbin/mariadbd ;;
     prometheus) echo /usr/bin/prometheus ;;
+    nginx) echo /usr/sbin/nginx ;;
     chromium) echo /usr/bin/chromium ;;
     *) echo "/usr/bin/$1" ;;
   esac

@@ -7,12 +7,14 @@
 #   source scripts/services.sh
 #   trap stop_services EXIT INT TERM
 #   start_redis && start_mariadb          # exports REDIS_PORT, DB_PORT, DB_SOCKET, DB_JDBC_URL
+#   start_redis_cluster                   # instead of start_redis: 3 primaries + 3 replicas, exports
+#                                         # REDIS_CLUSTER_PORTS, REDIS_CLUSTER_NODES (host:port,...), REDIS_PORT
 #   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
 #   service_stop api                      # stops just that one
 #
 # Written to work under `set -euo pipefail` as well as without it.
 #
-# As a command: scripts/services.sh   (starts both, prints the settings, stops both on Ctrl-C)
+# As a command: scripts/services.sh [--redis-cluster]   (starts them, prints the settings, stops them on Ctrl-C)
 
 SERVICES_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -106,6 +108,112 @@ restart_redis() {
   "${_REDIS_COMMAND[@]}" >>"$REDIS_DIR/redis.log" 2>&1 &
   _SERVICE_PIDS[i]=$!
   wait_for_port "$REDIS_PORT" 15 "$!"
+}
+
+# start_redis_cluster [PRIMARIES [REPLICAS_EACH]]: a Redis Cluster of redis-server processes (default 3
+# primaries with 1 replica each) with the repo's redis/redis.conf plus cluster mode, on free loopback ports
+# (client and bus port each: port + 10000 may not be free, or not exist), created with
+# `redis-cli --cluster create`, ready when every node reports cluster_state:ok and every replica is in sync.
+# Exports REDIS_CLUSTER_PORTS (space-separated, primaries first as created), REDIS_CLUSTER_NODES
+# (127.0.0.1:port,... for spring.data.redis.cluster.nodes) and REDIS_PORT (the first node, for redis-cli).
+# Each node is tracked as service redis-cluster; service_stop redis-cluster stops them all.
+REDIS_CLUSTER_NODE_TIMEOUT_MS=${REDIS_CLUSTER_NODE_TIMEOUT_MS:-2000}
+start_redis_cluster() {
+  local primaries=${1:-3} replicas=${2:-1} count i dir port bus pid conf="$SERVICES_ROOT/redis/redis.conf"
+  local ports=() taken=() addresses=()
+  count=$((primaries * (1 + replicas)))
+  for ((i = 0; i < count; i++)); do
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis-cluster.XXXXXX") || return 1
+    port=$(_free_port_except "${taken[@]}") && taken+=("$port") || return 1
+    bus=$(_free_port_except "${taken[@]}") && taken+=("$bus") || return 1
+    # Cluster mode, a node timeout short enough for a failover within seconds in tests and load runs, and
+    # replicas that answer nothing while their link is down (a cache must not serve what it cannot vouch for).
+    redis-server "$conf" --port "$port" --cluster-port "$bus" --dir "$dir" --daemonize no --bind 127.0.0.1 \
+      --logfile "$dir/redis.log" --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
+      --cluster-node-timeout "$REDIS_CLUSTER_NODE_TIMEOUT_MS" --replica-serve-stale-data no \
+      >>"$dir/redis.log" 2>&1 &
+    pid=$!
+    service_track redis-cluster "$pid" "$dir"
+    if ! wait_for_port "$port" 15 "$pid"; then
+      _service_failed "redis-server (cluster node $port)" "$dir/redis.log"
+      return 1
+    fi
+    ports+=("$port")
+    addresses+=("127.0.0.1:$port")
+  done
+  if ! redis-cli --cluster create "${addresses[@]}" --cluster-replicas "$replicas" --cluster-yes \
+    >"$dir/create.log" 2>&1; then
+    _service_failed "redis-cli --cluster create" "$dir/create.log"
+    return 1
+  fi
+  export REDIS_CLUSTER_PORTS="${ports[*]}" REDIS_PORT=${ports[0]}
+  REDIS_CLUSTER_NODES=$(IFS=,; echo "${addresses[*]}")
+  export REDIS_CLUSTER_NODES
+  redis_cluster_await_ok 60 || {
+    _service_failed "the Redis Cluster (not ok within 60 s)" "$dir/create.log"
+    return 1
+  }
+}
+
+# redis_cluster_await_ok [TIMEOUT_SECONDS]: every running node of the cluster says cluster_state:ok, and every
+# replica's link to its primary is up.
+redis_cluster_await_ok() {
+  local deadline=$((SECONDS + ${1:-30})) port ok
+  while ((SECONDS < deadline)); do
+    ok=true
+    for port in $REDIS_CLUSTER_PORTS; do
+      if ! redis-cli -p "$port" PING >/dev/null 2>&1; then
+        continue # a node that was stopped on purpose
+      fi
+      redis-cli -p "$port" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok' || ok=false
+      if redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^role:slave'; then
+        redis-cli -p "$port" INFO replication | grep -q '^master_link_status:up' || ok=false
+      fi
+    done
+    if $ok; then
+      return 0
+    fi
+    sleep 0.2
+  done
+  return 1
+}
+
+# redis_cluster_call COMMAND...: runs COMMAND on every primary (FLUSHALL, INFO, ...).
+redis_cluster_call() {
+  redis-cli --cluster call "127.0.0.1:$REDIS_PORT" "$@" --cluster-only-masters
+}
+
+# redis_cluster_info FILE: INFO of every node, one file each (FILE.<port>), and in FILE the sums of the
+# counters report.py reads (rejected_connections, total_commands_processed, ...). Its connected_clients
+# counts the application's connections only (not each node's redis-cli nor replication links) plus one, as
+# a single redis-cli asking one standalone server would see it.
+redis_cluster_info() {
+  local port
+  for port in $REDIS_CLUSTER_PORTS; do
+    redis-cli -p "$port" INFO 2>/dev/null | tr -d '\r' >"$1.$port" || true
+  done
+  for port in $REDIS_CLUSTER_PORTS; do
+    echo "node:$port"
+    cat "$1.$port"
+  done | awk -F: '
+    /^node:/ { nodes++ }
+    /^connected_slaves:/ { sum["connected_clients"] -= $2 }
+    /^(connected_clients|rejected_connections|total_commands_processed|total_connections_received|keyspace_hits|keyspace_misses|evicted_keys):/ {
+      sum[$1] += $2 }
+    END {
+      sum["connected_clients"] -= nodes - 1
+      print "# Sums over the " nodes " cluster nodes"
+      for (k in sum) print k ":" sum[k] }' >"$1"
+}
+
+# A free port that is none of the arguments (ports handed out but not yet bound).
+_free_port_except() {
+  local port tries=0
+  while ((tries++ < 50)); do
+    port=$(free_port) || return 1
+    [[ " $* " == *" $port "* ]] || { echo "$port"; return 0; }
+  done
+  return 1
 }
 
 # Starts mariadbd on a fresh data directory with database concert_cache and user concert/concert;
@@ -223,9 +331,14 @@ _service_failed() {
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
   trap stop_services EXIT
   trap 'exit 130' INT TERM
-  start_redis && start_mariadb || exit 1
-  echo "REDIS_PORT=$REDIS_PORT DB_PORT=$DB_PORT DB_JDBC_URL=$DB_JDBC_URL"
-  echo "Ctrl-C stops both."
+  if [[ ${1:-} == --redis-cluster ]]; then
+    start_redis_cluster && start_mariadb || exit 1
+    echo "REDIS_CLUSTER_NODES=$REDIS_CLUSTER_NODES DB_PORT=$DB_PORT DB_JDBC_URL=$DB_JDBC_URL"
+  else
+    start_redis && start_mariadb || exit 1
+    echo "REDIS_PORT=$REDIS_PORT DB_PORT=$DB_PORT DB_JDBC_URL=$DB_JDBC_URL"
+  fi
+  echo "Ctrl-C stops them."
   wait -n "${_SERVICE_PIDS[@]}" # returns on Ctrl-C, or if either server dies
 
 fi

@@ -17,9 +17,25 @@ check() {
   fi
 }
 
+# expect_output REGEX: the last run's output has a line matching REGEX (grep -E).
+expect_output() {
+  if ! grep -Eq "$1" "$LOG"; then
+    tail -n 40 "$LOG" >&2
+    echo "selftest: FAILED: no line matching $1" >&2
+    exit 1
+  fi
+}
+
 for script in "$ROOT"/loadtests/scenarios/*.js; do
   check --scenario "$(basename "$script" .js)"
 done
 check --compare
 check --scenario vus-1000 --ceiling
+# The fleet (issue 12): three stand-ins behind nginx, each with its row and a third of the requests; then two
+# on a Redis Cluster. Reads only: each stand-in keeps its writes to itself, unlike the API.
+check --instances 3
+expect_output '^  api-3 +[0-9.]+ +3[0-9]\.[0-9]%'
+expect_output '3 instance\(s\) behind nginx 127\.0\.0\.1:[0-9]+, Redis standalone'
+check --instances 2 --redis cluster
+expect_output '2 instance\(s\) behind nginx .*Redis cluster (127\.0\.0\.1:[0-9]+,){5}127\.0\.0\.1:[0-9]+$'
 echo "selftest: all passed"

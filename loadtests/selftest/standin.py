@@ -28,6 +28,7 @@ class Store:
         self.schedule_overrides = {}
         self.seen = set()
         self.gets = {}  # (cache, tier, result) -> count
+        self.requests = {}  # (method, uri pattern, status) -> count, as Spring's http_server_requests
 
     def concert(self, cid):
         if not 1 <= cid <= self.n:
@@ -76,11 +77,22 @@ class Store:
     def _count(self, cache, tier, result):
         self.gets[(cache, tier, result)] = self.gets.get((cache, tier, result), 0) + 1
 
+    def count_request(self, method, path, status):
+        uri = re.sub(r"/\d+", "/{id}", urlsplit(path).path)
+        with self.lock:
+            key = (method, uri, str(status))
+            self.requests[key] = self.requests.get(key, 0) + 1
+
     def prometheus(self):
         lines = ["# TYPE tiered_cache_gets_total counter"]
         with self.lock:
             for (cache, tier, result), value in sorted(self.gets.items()):
                 lines.append(f'tiered_cache_gets_total{{cache="{cache}",result="{result}",tier="{tier}"}} {value}.0')
+            lines.append("# TYPE http_server_requests_seconds_count counter")
+            for (method, uri, status), value in sorted(self.requests.items()):
+                lines.append(
+                    f'http_server_requests_seconds_count{{method="{method}",status="{status}",uri="{uri}"}} {value}.0'
+                )
         return "\n".join(lines) + "\n"
 
 
@@ -105,6 +117,8 @@ def make_handler(store, token, management):
             pass
 
         def send_json(self, status, body, content_type="application/json"):
+            if not management:
+                store.count_request(self.command, self.path, status)
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", content_type)

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""The fleet's side of loadtests/run.sh --instances N (lib/fleet.sh), next to report.py:
+
+    fleet.py sum SCRAPE [SCRAPE ...]    one Prometheus text scrape whose samples are the sums of the
+                                        instances' samples with the same name and labels (what report.py's
+                                        table reads for the whole fleet: counters add up, ratios of sums
+                                        are the fleet's ratios)
+    fleet.py instances RUN_DIR          one row per instance, from RUN_DIR/instances/api-N/{before,after}/
+
+Per instance: requests/s and share (http_server_requests_seconds_count without /actuator), cache hit ratios
+(tiered_cache_gets_total, as report.py), loads/s (tiered_cache_loads_seconds_count: the misses that went to
+the loader) and DB checkouts/s (hikaricp_connections_usage_seconds_count: connections taken from the pool,
+one per query outside a transaction). MariaDB counts selects for the whole server only: the fleet's total is
+report.py's "DB selects/s", and each instance's estimated share of it is split by its checkouts.
+"""
+import re
+import sys
+from pathlib import Path
+
+from report import Run, num, pct, prometheus
+
+ACTUATOR = re.compile(r"^/actuator")
+
+
+def sum_scrapes(paths):
+    """Prometheus text: every sample summed over the scrapes (counters, gauges and histograms alike)."""
+    totals = {}
+    for path in paths:
+        for name, samples in prometheus(Path(path)).items():
+            for labels, value in samples.items():
+                key = (name, labels)
+                totals[key] = totals.get(key, 0.0) + value
+    lines = [f"# Sum over {len(paths)} instance scrape(s) (loadtests/lib/fleet.py)"]
+    for (name, labels), value in sorted(totals.items()):
+        text = ",".join(f'{k}="{v}"' for k, v in labels)
+        lines.append(f"{name}{{{text}}} {value!r}" if text else f"{name} {value!r}")
+    return "\n".join(lines) + "\n"
+
+
+class Instance(Run):
+    """One instance's scrapes around the k6 run; the k6 summary and MariaDB belong to the fleet."""
+
+    def delta(self, metric, keep=lambda tags: True):
+        before = prometheus(self.dir / "before" / "prometheus.txt").get(metric, {})
+        after = prometheus(self.dir / "after" / "prometheus.txt").get(metric)
+        if after is None:
+            return None
+        return sum(v - before.get(labels, 0.0) for labels, v in after.items() if keep(dict(labels)))
+
+    def per_second(self, value):
+        return value / self.seconds if value is not None and self.seconds else None
+
+    def requests(self):
+        return self.delta("http_server_requests_seconds_count", lambda t: not ACTUATOR.match(t.get("uri", "")))
+
+    def errors(self):
+        return self.delta(
+            "http_server_requests_seconds_count",
+            lambda t: not ACTUATOR.match(t.get("uri", "")) and t.get("status", "").startswith("5"),
+        )
+
+    def loads(self):
+        return self.delta("tiered_cache_loads_seconds_count")
+
+    def checkouts(self):
+        return self.delta("hikaricp_connections_usage_seconds_count")
+
+
+def total(values):
+    """The sum of the known values; None when none is known (a metric no instance has)."""
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def per_second(value, seconds):
+    return value / seconds if value is not None and seconds else None
+
+
+def instances_table(run_dir):
+    run_dir = Path(run_dir)
+    fleet = Run(run_dir)
+    instances = sorted((run_dir / "instances").glob("api-*"), key=lambda p: int(p.name.split("-")[1]))
+    rows = [(p.name, Instance(p)) for p in instances]
+    total_requests = sum(i.requests() or 0 for _, i in rows)
+    total_checkouts = sum(i.checkouts() or 0 for _, i in rows)
+    selects = fleet.db_selects_per_second()
+    head = (
+        f"  {'per instance':<14}{'requests/s':>11}{'share':>8}{'5xx':>6}{'L1':>8}{'L2':>8}{'overall':>9}"
+        f"{'lookups':>10}{'loads/s':>9}{'DB conn/s':>11}{'selects/s':>11}"
+    )
+    lines = [head]
+
+    def line(label, rps, share, errors, ratios, loads, checkouts, selects_share):
+        l1, l2, overall, lookups = ratios
+        return (
+            f"  {label:<14}{num(rps, 1):>11}{pct(share):>8}{num(errors):>6}{pct(l1):>8}{pct(l2):>8}"
+            f"{pct(overall):>9}{num(lookups if lookups else None):>10}{num(loads, 1):>9}{num(checkouts, 1):>11}"
+            f"{num(selects_share, 1):>11}"
+        )
+
+    for name, i in rows:
+        requests, checkouts = i.requests(), i.checkouts()
+        share = requests / total_requests if requests is not None and total_requests else None
+        estimate = selects * checkouts / total_checkouts if selects is not None and checkouts and total_checkouts else None
+        lines.append(
+            line(name, i.per_second(requests), share, i.errors(), i.hit_ratios(),
+                 i.per_second(i.loads()), i.per_second(checkouts), estimate)
+        )
+    lines.append(
+        line(
+            "fleet",
+            per_second(total_requests if rows else None, fleet.seconds),
+            1.0 if total_requests else None,
+            total([i.errors() for _, i in rows]),
+            fleet.hit_ratios(),
+            per_second(total([i.loads() for _, i in rows]), fleet.seconds),
+            per_second(total([i.checkouts() for _, i in rows]), fleet.seconds),
+            selects,
+        )
+    )
+    lines.append("")
+    lines.append(
+        "  requests/s: the instance's own count (http_server_requests), over the k6 run with setup; "
+        "selects/s: MariaDB's Com_select, split by DB conn/s"
+    )
+    meta = fleet.meta
+    if meta.get("instances"):
+        lines.append(
+            f"  {meta['instances']} instance(s) behind nginx {meta.get('nginx', '?')}, "
+            f"Redis {meta.get('redis', '?')} {meta.get('redis_nodes', '')}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "sum":
+        sys.stdout.write(sum_scrapes(argv[2:]))
+    elif len(argv) == 3 and argv[1] == "instances":
+        print(instances_table(argv[2]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
