@@ -20,6 +20,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import dev.concertcache.tiered.JsonValueCodec.OtherShapeException;
 import dev.concertcache.tiered.JsonValueCodec.Stored;
 import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.RedisTier.LockAttempt;
@@ -329,7 +330,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	/** The Redis key {@code key} is stored under now; for tests and diagnostics. */
 	String redisKey(K key) {
-		return this.redis.valueKey(this.name, generation(), this.keys.encode(key));
+		return this.redis.valueKey(this.name, generation(), this.codec.shape(), this.keys.encode(key));
 	}
 
 	/** Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down. */
@@ -359,7 +360,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	private void evictInRedis(String key) {
 		try {
-			long current = this.redis.evict(this.name, key, generation(), this.manager.tombstoneTtl().toMillis(),
+			long current = this.redis.evict(this.name, key, generation(), this.codec.shape(),
+					this.manager.tombstoneTtl().toMillis(),
 					this.manager.instanceId(), this.manager.clock().millis());
 			adoptGeneration(current);
 			this.metrics.eviction("l2", "explicit");
@@ -557,9 +559,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		String raw;
 		try {
 			generation = generation();
-			String valueKey = this.redis.valueKey(this.name, generation, key);
+			String valueKey = this.redis.valueKey(this.name, generation, this.codec.shape(), key);
 			raw = this.redis.get(this.name, valueKey);
-			String lockKey = this.redis.lockKey(this.name, generation, key);
+			String lockKey = this.redis.lockKey(this.name, generation, this.codec.shape(), key);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
 				Stored<V> stored = decode(raw);
 				boolean fresh = stored != null && stored.isFreshAt(this.manager.clock().millis());
@@ -590,8 +592,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		while (true) {
 			LockAttempt attempt;
 			try {
-				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis,
-						this.manager.clock().millis());
+				long now = this.manager.clock().millis();
+				// Registered for as long as this load may still store its value (see store()).
+				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis, now, this.codec.shape(),
+						now + this.manager.tombstoneTtl().toMillis());
 			}
 			catch (UnavailableException ex) {
 				return Miss.load(valueKey, lockKey, seen, null);
@@ -672,7 +676,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				return;
 			}
 			this.redis.storeIfUnchanged(this.name, miss.valueKey, miss.lockKey, miss.seen, encoded,
-					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), miss.token);
+					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), miss.token, this.codec.shape(),
+					this.manager.clock().millis());
 		}
 		catch (UnavailableException ex) {
 			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
@@ -693,7 +698,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			return this.codec.decode(raw);
 		}
 		catch (UnreadableValueException ex) {
-			this.metrics.error("deserialize");
+			this.metrics.error((ex instanceof OtherShapeException) ? "shape" : "deserialize");
 			if (logger.isDebugEnabled()) {
 				logger.debug("Unreadable value in cache '" + this.name + "', treated as a miss: " + ex.getMessage());
 			}
