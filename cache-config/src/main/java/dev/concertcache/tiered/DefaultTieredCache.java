@@ -85,6 +85,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	private volatile Runnable betweenEvictionSteps = () -> {
 	};
 
+	/** Runs when a reader found another one's load lock and is about to wait for its value; tests count it. */
+	private volatile Runnable beforeLockWait = () -> {
+	};
+
 	/** Whether this is a warm-up's twin, which never routes to another twin. */
 	private final boolean twin;
 
@@ -471,6 +475,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.betweenEvictionSteps = hook;
 	}
 
+	void beforeLockWait(Runnable hook) {
+		this.beforeLockWait = hook;
+	}
+
 	private void invalidateL1(String key, String cause) {
 		if (this.l1 != null) {
 			this.l1.synchronous().invalidate(key);
@@ -608,6 +616,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			if (attempt.locked()) {
 				return Miss.load(valueKey, lockKey, attempt.raw(), token);
 			}
+			this.beforeLockWait.run();
 			if (System.nanoTime() - deadline >= 0 || !pause()) {
 				// The holder is slow or gone: load without the lock rather than wait any longer.
 				return Miss.load(valueKey, lockKey, attempt.raw(), null);

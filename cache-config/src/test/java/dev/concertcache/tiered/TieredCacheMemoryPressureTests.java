@@ -2,9 +2,13 @@ package dev.concertcache.tiered;
 
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+
+import org.springframework.data.redis.core.RedisCallback;
 
 import dev.concertcache.testsupport.RedisServer;
 
@@ -47,7 +51,7 @@ class TieredCacheMemoryPressureTests {
 			pages.get(page, () -> Optional.of(new Item(page, padding)));
 		}
 
-		Properties stats = this.instance.redis.execute((org.springframework.data.redis.core.RedisCallback<Properties>) (
+		Properties stats = this.instance.redis.execute((RedisCallback<Properties>) (
 				connection) -> connection.serverCommands().info("stats"));
 		assertThat(Long.parseLong(stats.getProperty("evicted_keys"))).as("values evicted").isPositive();
 		String namespace = properties.getKeyPrefix() + ":v1:pages:";
@@ -56,6 +60,18 @@ class TieredCacheMemoryPressureTests {
 		assertThat(this.instance.redis.hasKey(properties.getKeyPrefix() + ":invalidations")).as("stream").isTrue();
 		assertThat(this.instance.redis.hasKey(properties.getKeyPrefix() + ":invalidations:seq")).as("stream number")
 			.isTrue();
+		// What makes that so rather than luck: the policy evicts only keys with a TTL, and the only keys without
+		// one are those above (a value without a TTL would fill memory for good).
+		Properties policy = this.instance.redis.execute((RedisCallback<Properties>) (connection) -> connection
+			.serverCommands()
+			.getConfig("maxmemory-policy"));
+		assertThat(policy.getProperty("maxmemory-policy")).startsWith("volatile-");
+		Set<String> withoutTtl = this.instance.redis.keys(properties.getKeyPrefix() + ":*")
+			.stream()
+			.filter((key) -> this.instance.redis.getExpire(key) == -1)
+			.collect(Collectors.toSet());
+		assertThat(withoutTtl).containsExactlyInAnyOrder(namespace + "generation", namespace + "shapes",
+				properties.getKeyPrefix() + ":invalidations", properties.getKeyPrefix() + ":invalidations:seq");
 	}
 
 }
