@@ -20,6 +20,7 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import dev.concertcache.tiered.JsonValueCodec.OtherShapeException;
 import dev.concertcache.tiered.JsonValueCodec.Stored;
 import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.RedisTier.LockAttempt;
@@ -82,6 +83,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
 	private volatile Runnable betweenEvictionSteps = () -> {
+	};
+
+	/** Runs when a reader found another one's load lock and is about to wait for its value; tests count it. */
+	private volatile Runnable beforeLockWait = () -> {
 	};
 
 	/** Whether this is a warm-up's twin, which never routes to another twin. */
@@ -329,7 +334,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	/** The Redis key {@code key} is stored under now; for tests and diagnostics. */
 	String redisKey(K key) {
-		return this.redis.valueKey(this.name, generation(), this.keys.encode(key));
+		return this.redis.valueKey(this.name, generation(), this.codec.shape(), this.keys.encode(key));
 	}
 
 	/**
@@ -370,7 +375,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	private void evictInRedis(String key) {
 		try {
 			// The generation as known, not read: reading it would go through the breaker the eviction goes past.
-			long current = this.redis.evict(this.name, key, this.generation.get(), this.manager.tombstoneTtl().toMillis(),
+			long current = this.redis.evict(this.name, key, this.generation.get(), this.codec.shape(),
+					this.manager.tombstoneTtl().toMillis(),
 					this.manager.instanceId(), this.manager.clock().millis());
 			adoptGeneration(current);
 			this.metrics.eviction("l2", "explicit");
@@ -480,6 +486,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.betweenEvictionSteps = hook;
 	}
 
+	void beforeLockWait(Runnable hook) {
+		this.beforeLockWait = hook;
+	}
+
 	private void invalidateL1(String key, String cause) {
 		if (this.l1 != null) {
 			this.l1.synchronous().invalidate(key);
@@ -572,9 +582,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		String raw;
 		try {
 			generation = generation();
-			String valueKey = this.redis.valueKey(this.name, generation, key);
+			String valueKey = this.redis.valueKey(this.name, generation, this.codec.shape(), key);
 			raw = this.redis.get(this.name, valueKey);
-			String lockKey = this.redis.lockKey(this.name, generation, key);
+			String lockKey = this.redis.lockKey(this.name, generation, this.codec.shape(), key);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
 				Stored<V> stored = decode(raw);
 				boolean fresh = stored != null && stored.isFreshAt(this.manager.clock().millis());
@@ -605,8 +615,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		while (true) {
 			LockAttempt attempt;
 			try {
-				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis,
-						this.manager.clock().millis());
+				long now = this.manager.clock().millis();
+				// Registered for as long as this load may still store its value (see store()).
+				attempt = this.redis.getOrLock(this.name, valueKey, lockKey, token, lockMillis, now, this.codec.shape(),
+						now + this.manager.tombstoneTtl().toMillis());
 			}
 			catch (UnavailableException ex) {
 				return Miss.load(valueKey, lockKey, seen, null);
@@ -619,6 +631,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			if (attempt.locked()) {
 				return Miss.load(valueKey, lockKey, attempt.raw(), token);
 			}
+			this.beforeLockWait.run();
 			if (System.nanoTime() - deadline >= 0 || !pause()) {
 				// The holder is slow or gone: load without the lock rather than wait any longer.
 				return Miss.load(valueKey, lockKey, attempt.raw(), null);
@@ -687,7 +700,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				return;
 			}
 			this.redis.storeIfUnchanged(this.name, miss.valueKey, miss.lockKey, miss.seen, encoded,
-					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), miss.token);
+					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), miss.token, this.codec.shape(),
+					this.manager.clock().millis());
 		}
 		catch (UnavailableException ex) {
 			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
@@ -708,7 +722,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			return this.codec.decode(raw);
 		}
 		catch (UnreadableValueException ex) {
-			this.metrics.error("deserialize");
+			this.metrics.error((ex instanceof OtherShapeException) ? "shape" : "deserialize");
 			if (logger.isDebugEnabled()) {
 				logger.debug("Unreadable value in cache '" + this.name + "', treated as a miss: " + ex.getMessage());
 			}

@@ -11,15 +11,16 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The Redis form of cached values: JSON in an envelope that carries the format version (ADR 0012).
  * <ul>
- * <li>a value: {@code {"v":1,"f":<fresh until, epoch ms>,"d":<the value as JSON>}}</li>
- * <li>an absent result: {@code {"v":1,"f":<fresh until>,"absent":true}}</li>
+ * <li>a value: {@code {"v":1,"f":<fresh until, epoch ms>,"s":"<shape>","d":<the value as JSON>}}</li>
+ * <li>an absent result: {@code {"v":1,"f":<fresh until>,"s":"<shape>","absent":true}}</li>
  * <li>an eviction's tombstone: {@code {"v":1,"tombstone":"<random id>"}}, read as a miss</li>
  * </ul>
  * {@code f} (ADR 0031) tells a fresh entry from one Redis keeps only to serve it stale while the loader fails; it
  * comes right after the version so that the lock script can read it without parsing JSON. An entry without it
- * (written before it existed) is fresh for as long as Redis keeps it. Unknown properties are ignored and missing
- * ones read as {@code null}, so additive changes of the value type stay readable across a rolling deploy in both
- * directions.
+ * (written before it existed) is fresh for as long as Redis keeps it. {@code s} is the {@link ValueShape} of the
+ * value type: an entry of another shape (or of none) is unreadable, never decoded into an object whose renamed or
+ * added properties read as {@code null}. The keys carry the shape too, so versions of different shapes never
+ * meet on one key (ADR 0012); the check here guards what the keys cannot (a value written by other code).
  *
  * @param <V> the value type
  */
@@ -40,9 +41,17 @@ final class JsonValueCodec<V> {
 
 	private final JavaType envelopeType;
 
+	private final String shape;
+
 	JsonValueCodec(JsonMapper mapper, Class<V> valueType) {
 		this.mapper = mapper;
 		this.envelopeType = mapper.getTypeFactory().constructParametricType(Envelope.class, valueType);
+		this.shape = ValueShape.fingerprint(mapper, valueType);
+	}
+
+	/** The fingerprint of the value type's JSON shape. */
+	String shape() {
+		return this.shape;
 	}
 
 	/** The mapper used when the application does not provide one. */
@@ -54,7 +63,7 @@ final class JsonValueCodec<V> {
 	 * Writes {@code value}, fresh until {@code freshUntil} (epoch milliseconds).
 	 */
 	String encode(Optional<V> value, long freshUntil) {
-		String prefix = FRESH_UNTIL_PREFIX + freshUntil;
+		String prefix = FRESH_UNTIL_PREFIX + freshUntil + ",\"s\":\"" + this.shape + "\"";
 		if (value.isEmpty()) {
 			return prefix + ",\"absent\":true}";
 		}
@@ -76,6 +85,9 @@ final class JsonValueCodec<V> {
 		if (envelope.v() != FORMAT_VERSION || envelope.tombstone() != null) {
 			throw new UnreadableValueException("Unsupported envelope (format " + envelope.v() + ")", null);
 		}
+		if (!this.shape.equals(envelope.s())) {
+			throw new OtherShapeException(envelope.s(), this.shape);
+		}
 		long freshUntil = (envelope.f() != null) ? envelope.f() : ALWAYS_FRESH;
 		if (Boolean.TRUE.equals(envelope.absent())) {
 			return new Stored<>(Optional.empty(), freshUntil);
@@ -95,7 +107,7 @@ final class JsonValueCodec<V> {
 	}
 
 	/** The envelope as Jackson reads it. */
-	record Envelope<V>(int v, Long f, V d, Boolean absent, String tombstone) {
+	record Envelope<V>(int v, Long f, String s, V d, Boolean absent, String tombstone) {
 	}
 
 	/**
@@ -112,10 +124,19 @@ final class JsonValueCodec<V> {
 	}
 
 	/** A stored value this code cannot read; the cache treats it as a miss. */
-	static final class UnreadableValueException extends RuntimeException {
+	static class UnreadableValueException extends RuntimeException {
 
 		UnreadableValueException(String message, Throwable cause) {
 			super(message, cause);
+		}
+
+	}
+
+	/** A value written for another shape of the value type (or for none); a miss like any unreadable value. */
+	static final class OtherShapeException extends UnreadableValueException {
+
+		OtherShapeException(String found, String expected) {
+			super("Value of shape " + found + ", expected " + expected, null);
 		}
 
 	}

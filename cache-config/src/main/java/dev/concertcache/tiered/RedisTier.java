@@ -16,9 +16,10 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted
  * throws {@link UnavailableException} and the caller carries on without Redis (ADR 0014).
  * <p>
- * Keys (ADR 0012): {@code <prefix>:v1:<cache>:g<generation>:<key>} for values,
- * {@code <prefix>:v1:<cache>:lock:g<generation>:<key>} for load locks, {@code <prefix>:v1:<cache>:generation} for
- * the generation counter; {@code <prefix>:invalidations} for the invalidation stream and
+ * Keys (ADR 0012): {@code <prefix>:v1:<cache>:g<generation>:<shape>:<key>} for values,
+ * {@code <prefix>:v1:<cache>:lock:g<generation>:<shape>:<key>} for load locks, {@code <prefix>:v1:<cache>:generation}
+ * for the generation counter, {@code <prefix>:v1:<cache>:shapes} for the value shapes in use (a sorted set scored by
+ * how long a value of each may live); {@code <prefix>:invalidations} for the invalidation stream and
  * {@code <prefix>:invalidations:seq} for the number of its last message. The cache name has no {@code ':'}, so the
  * segment after it tells the kinds apart whatever the key holds.
  */
@@ -27,7 +28,8 @@ final class RedisTier {
 	/**
 	 * Returns the value if it is a fresh one, else takes the lock if free; reports what the key held (nothing, a
 	 * tombstone, or a value kept only to be served stale). Freshness is the number after ARGV[4] (the envelope's
-	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh.
+	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh. A caller that
+	 * is about to load registers its shape (ARGV[6]) until ARGV[7]: an eviction during its load tombstones its key.
 	 */
 	private static final RedisScript<List> GET_OR_LOCK = RedisScript.of("""
 			local v = redis.call('GET', KEYS[1])
@@ -36,16 +38,21 @@ final class RedisTier {
 			  local f = tonumber(string.match(v, '^%d+', #ARGV[4] + 1))
 			  if not f or f > tonumber(ARGV[5]) then return {'hit', v} end
 			end
+			redis.call('ZADD', KEYS[3], 'GT', ARGV[7], ARGV[6])
 			local seen = v or ''
 			if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked', seen} end
 			return {'wait', seen}
 			""", List.class);
 
-	/** Stores a loaded value only if the key still holds what the loader saw; releases the loader's lock. */
+	/**
+	 * Stores a loaded value only if the key still holds what the loader saw, keeping its shape (ARGV[5]) registered
+	 * until the value expires (ARGV[6]); releases the loader's lock.
+	 */
 	private static final RedisScript<Long> STORE_IF_UNCHANGED = RedisScript.of("""
 			local stored = 0
 			if (redis.call('GET', KEYS[1]) or '') == ARGV[1] then
 			  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+			  redis.call('ZADD', KEYS[3], 'GT', ARGV[6], ARGV[5])
 			  stored = 1
 			end
 			if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
@@ -62,6 +69,8 @@ final class RedisTier {
 	 * gone) and under the caller's own if that differs, and announces it with that generation and the next
 	 * sequence number, atomically; returns the generation. The current one, not the caller's: an instance whose
 	 * counter was evicted or flushed away must not tombstone keys that the others no longer read (ADR 0013).
+	 * Every shape registered (KEYS[4]) and not yet expired at ARGV[12] is tombstoned, and the caller's own
+	 * (ARGV[11]): an instance of another version reads the same cache under its own shape's keys.
 	 * The value keys are built here from ARGV[9], so this script is for a standalone Redis (or one slot).
 	 */
 	private static final RedisScript<Long> EVICT = RedisScript.of("""
@@ -70,9 +79,18 @@ final class RedisTier {
 			  redis.call('SET', KEYS[1], ARGV[10])
 			  g = ARGV[10]
 			end
-			redis.call('SET', ARGV[9] .. g .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
-			if ARGV[6] ~= g and ARGV[6] ~= '-1' then
-			  redis.call('SET', ARGV[9] .. ARGV[6] .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
+			redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[12])
+			local shapes = redis.call('ZRANGE', KEYS[4], 0, -1)
+			table.insert(shapes, ARGV[11])
+			local done = {}
+			for _, s in ipairs(shapes) do
+			  if not done[s] then
+			    done[s] = true
+			    redis.call('SET', ARGV[9] .. g .. ':' .. s .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
+			    if ARGV[6] ~= g and ARGV[6] ~= '-1' then
+			      redis.call('SET', ARGV[9] .. ARGV[6] .. ':' .. s .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
+			    end
+			  end
 			end
 			local seq = redis.call('INCR', KEYS[3])
 			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'cache', ARGV[4], 'key', ARGV[5], 'gen', g,
@@ -158,12 +176,16 @@ final class RedisTier {
 		return this.breaker;
 	}
 
-	String valueKey(String cache, long generation, String key) {
-		return this.namespace + cache + ":g" + generation + ":" + key;
+	String valueKey(String cache, long generation, String shape, String key) {
+		return this.namespace + cache + ":g" + generation + ":" + shape + ":" + key;
 	}
 
-	String lockKey(String cache, long generation, String key) {
-		return this.namespace + cache + ":lock:g" + generation + ":" + key;
+	String lockKey(String cache, long generation, String shape, String key) {
+		return this.namespace + cache + ":lock:g" + generation + ":" + shape + ":" + key;
+	}
+
+	String shapesKey(String cache) {
+		return this.namespace + cache + ":shapes";
 	}
 
 	String generationKey(String cache) {
@@ -181,24 +203,33 @@ final class RedisTier {
 
 	/**
 	 * One step of the distributed single flight.
+	 * @param shape the caller's value shape, registered until {@code loadUntil} (epoch ms) unless the key holds a
+	 * fresh value
 	 * @param now the caller's clock (epoch ms), which a value's freshness is compared with
 	 * @return the value if the key holds a fresh one; otherwise whether the lock was taken, and what the key held
 	 * ({@code ""} for nothing, else a tombstone or a stale value)
 	 */
-	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now) {
-		List<?> result = call(cache, "lock", () -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
-				String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
-				String.valueOf(now)));
+	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now,
+			String shape, long loadUntil) {
+		List<?> result = call(cache, "lock",
+				() -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey, shapesKey(cache)), token,
+						String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
+						String.valueOf(now), shape, String.valueOf(loadUntil)));
 		String outcome = String.valueOf(result.get(0));
 		String raw = (result.size() > 1 && result.get(1) != null) ? String.valueOf(result.get(1)) : "";
 		return new LockAttempt(outcome, raw);
 	}
 
-	/** Stores {@code value} if the key still holds {@code seen}; releases {@code token}'s lock if given. */
+	/**
+	 * Stores {@code value} if the key still holds {@code seen}, keeping {@code shape} registered for its
+	 * {@code ttlMillis} from {@code now}; releases {@code token}'s lock if given.
+	 */
 	boolean storeIfUnchanged(String cache, String valueKey, String lockKey, String seen, String value, long ttlMillis,
-			String token) {
-		Long stored = call(cache, "put", () -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey),
-				seen, value, String.valueOf(ttlMillis), (token != null) ? token : ""));
+			String token, String shape, long now) {
+		Long stored = call(cache, "put",
+				() -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey, shapesKey(cache)), seen,
+						value, String.valueOf(ttlMillis), (token != null) ? token : "", shape,
+						String.valueOf(now + ttlMillis)));
 		return stored != null && stored == 1;
 	}
 
@@ -207,15 +238,20 @@ final class RedisTier {
 	}
 
 	/**
-	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's, -1 when it
-	 * has none yet) and announces it; returns the current generation.
+	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's, -1 when it has
+	 * none yet) and announces it, under every shape registered and {@code shape}; returns the current generation.
 	 */
-	long evict(String cache, String key, long generation, long tombstoneMillis, String origin, long now) {
+	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, String origin,
+			long now) {
+		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
+		long expiredBefore = now - tombstoneMillis;
 		Long current = callPastTheBreaker(cache, "evict",
-				() -> this.redis.execute(EVICT, List.of(generationKey(cache), this.stream, this.streamSequence),
+				() -> this.redis.execute(EVICT,
+						List.of(generationKey(cache), this.stream, this.streamSequence, shapesKey(cache)),
 						JsonValueCodec.newTombstone(), String.valueOf(tombstoneMillis),
 						String.valueOf(this.streamMaxLength), cache, key, String.valueOf(generation), origin,
-						String.valueOf(now), this.namespace + cache + ":g", String.valueOf(now)));
+						String.valueOf(now), this.namespace + cache + ":g", String.valueOf(now), shape,
+						String.valueOf(expiredBefore)));
 		return current;
 	}
 

@@ -1,17 +1,22 @@
 package dev.concertcache.tiered;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.concertcache.testsupport.RedisServer;
+import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What lands in Redis: versioned JSON under namespaced keys built from typed parameters (ADR 0012).
@@ -35,14 +40,16 @@ class TieredCacheFormatTests {
 		long before = System.currentTimeMillis();
 		pages.get(new PageKey(40, 20), () -> Optional.of(new Page(List.of(new Item(41, "a,b")), "next")));
 		String key = pages.redisKey(new PageKey(40, 20));
-		assertThat(key).matches(properties.getKeyPrefix() + ":v1:pages:g\\d+:40,20");
+		String shape = ValueShape.fingerprint(JsonValueCodec.defaultMapper(), Page.class);
+		assertThat(key).isEqualTo(properties.getKeyPrefix() + ":v1:pages:g" + key.split(":g")[1].split(":")[0] + ":"
+				+ shape + ":40,20");
 		String stored = instance.redis.opsForValue().get(key);
-		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"d\":\\{.*");
+		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"" + shape + "\",\"d\":\\{.*");
 		// The fresh-until time (ADR 0031) leads, so that the lock script can compare it without parsing JSON.
 		long freshUntil = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":(\\d+),.*$", "$1"));
 		assertThat(freshUntil - before).isBetween((long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
 				(long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
-		assertThat(stored.replaceFirst(",\"f\":\\d+", ""))
+		assertThat(stored.replaceFirst(",\"f\":\\d+,\"s\":\"[0-9a-f]{8}\"", ""))
 			.isEqualTo("{\"v\":1,\"d\":{\"items\":[{\"id\":41,\"name\":\"a,b\"}],\"next\":\"next\"}}");
 	}
 
@@ -65,17 +72,70 @@ class TieredCacheFormatTests {
 	}
 
 	@Test
-	void propertiesAddedByANewerVersionAreIgnoredAndMissingOnesReadAsNull() {
+	void theShapeOfAValueTypeIsItsJsonPropertiesAndTheirKinds() {
+		JsonMapper mapper = JsonValueCodec.defaultMapper();
+		assertThat(ValueShape.describe(mapper, Page.class)).isEqualTo("{items:[{id:integer,name:string}],next:string}");
+		assertThat(ValueShape.fingerprint(mapper, Item.class)).isEqualTo(ValueShape.fingerprint(mapper, Reordered.class))
+			.isNotEqualTo(ValueShape.fingerprint(mapper, Renamed.class))
+			.isNotEqualTo(ValueShape.fingerprint(mapper, Extended.class))
+			.isNotEqualTo(ValueShape.fingerprint(mapper, Retyped.class))
+			.matches("[0-9a-f]{8}");
+	}
+
+	@Test
+	void aValueWrittenWithoutTheReadersShapeIsAMissCountedAndReplacedNeverHalfRead() {
 		TieredCacheProperties properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
-		instance.redis.opsForValue()
-			.set(items.redisKey(1L), "{\"v\":1,\"d\":{\"id\":1,\"name\":\"one\",\"addedLater\":true}}");
-		instance.redis.opsForValue().set(items.redisKey(2L), "{\"v\":1,\"d\":{\"id\":2}}");
+		// What this code wrote before values carried their shape, and a value of another shape under this key.
+		instance.redis.opsForValue().set(items.redisKey(1L), "{\"v\":1,\"d\":{\"id\":1}}");
+		instance.redis.opsForValue().set(items.redisKey(2L), "{\"v\":1,\"s\":\"0badf00d\",\"d\":{\"id\":2}}");
 		CountingLoader loader = new CountingLoader();
-		assertThat(items.get(1L, loader.returning(new Item(1, "loaded")))).contains(new Item(1, "one"));
-		assertThat(items.get(2L, loader.returning(new Item(2, "loaded")))).contains(new Item(2, null));
-		assertThat(loader.calls()).isZero();
+		assertThat(items.get(1L, loader.returning(new Item(1, "loaded")))).contains(new Item(1, "loaded"));
+		assertThat(items.get(2L, loader.returning(new Item(2, "loaded")))).contains(new Item(2, "loaded"));
+		assertThat(loader.calls()).isEqualTo(2);
+		assertThat(instance.count("tiered.cache.errors", "cache", "items", "operation", "shape")).isEqualTo(2);
+		assertThat(instance.redis.opsForValue().get(items.redisKey(1L))).contains("\"name\":\"loaded\"");
+	}
+
+	@Test
+	void duringARollingDeployEachShapeIsServedOnlyItsOwnValuesWithoutOverwritingTheOther() {
+		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance old = instance(properties);
+		CacheInstance next = instance(properties);
+		DefaultTieredCache<Long, Item> onOld = old.cache("items", Long.class, Item.class);
+		DefaultTieredCache<Long, Renamed> onNext = next.cache("items", Long.class, Renamed.class);
+		CountingLoader oldLoads = new CountingLoader();
+		AtomicInteger nextLoads = new AtomicInteger();
+		Supplier<Optional<Renamed>> nextLoader = () -> {
+			nextLoads.incrementAndGet();
+			return Optional.of(new Renamed(1, "one"));
+		};
+
+		assertThat(onOld.get(1L, oldLoads.returning(new Item(1, "one")))).contains(new Item(1, "one"));
+		// The new version never reads the old value (its "title" would be null): it loads its own.
+		assertThat(onNext.get(1L, nextLoader)).contains(new Renamed(1, "one"));
+		assertThat(nextLoads).hasValue(1);
+		assertThat(onOld.redisKey(1L)).isNotEqualTo(onNext.redisKey(1L));
+
+		// No thrash: fresh instances of either version find their own value in Redis and load nothing.
+		CacheInstance oldAgain = instance(properties);
+		CacheInstance nextAgain = instance(properties);
+		assertThat(oldAgain.cache("items", Long.class, Item.class).get(1L, oldLoads.returning(null)))
+			.contains(new Item(1, "one"));
+		assertThat(nextAgain.cache("items", Long.class, Renamed.class).get(1L, nextLoader))
+			.contains(new Renamed(1, "one"));
+		assertThat(oldLoads.calls()).isEqualTo(1);
+		assertThat(nextLoads).hasValue(1);
+
+		// One invalidation channel: a write through the old version evicts the new version's value too.
+		onOld.evict(1L);
+		CacheInstance nextAfterWrite = instance(properties);
+		assertThat(nextAfterWrite.cache("items", Long.class, Renamed.class)
+			.get(1L, () -> Optional.of(new Renamed(1, "changed")))).contains(new Renamed(1, "changed"));
+		await().atMost(Duration.ofSeconds(5))
+			.untilAsserted(() -> assertThat(onNext.get(1L, () -> Optional.of(new Renamed(1, "changed"))))
+				.contains(new Renamed(1, "changed")));
 	}
 
 	@Test
@@ -90,7 +150,8 @@ class TieredCacheFormatTests {
 			.contains(new Item(1, "one"));
 		assertThat(loader.calls()).isEqualTo(1);
 		assertThat(instance.count("tiered.cache.errors", "cache", "items", "operation", "deserialize")).isEqualTo(1);
-		assertThat(instance.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"d\":\\{\"id\":1,\"name\":\"one\"}}");
+		assertThat(instance.redis.opsForValue().get(key))
+			.matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"one\"}}");
 	}
 
 	@Test
@@ -134,6 +195,18 @@ class TieredCacheFormatTests {
 	}
 
 	record Page(List<Item> items, String next) {
+	}
+
+	record Renamed(long id, String title) {
+	}
+
+	record Reordered(String name, long id) {
+	}
+
+	record Extended(long id, String name, boolean soldOut) {
+	}
+
+	record Retyped(long id, long name) {
 	}
 
 	record Mixed(String text, Integer number, UUID id) {

@@ -73,7 +73,7 @@ class TieredCacheInvalidationTests {
 		String generationKey = properties.getKeyPrefix() + ":v1:pages:generation";
 		long generation = Long.parseLong(a.redis.opsForValue().get(generationKey));
 		String oldGeneration = properties.getKeyPrefix() + ":v1:pages:g" + generation + ":*";
-		assertThat(onA.redisKey(0L)).isEqualTo(properties.getKeyPrefix() + ":v1:pages:g" + generation + ":0");
+		assertThat(onA.redisKey(0L)).matches(properties.getKeyPrefix() + ":v1:pages:g" + generation + ":[0-9a-f]{8}:0");
 		Set<String> before = a.redis.keys(oldGeneration);
 		assertThat(before).hasSize(20);
 		onA.evictAll();
@@ -84,7 +84,7 @@ class TieredCacheInvalidationTests {
 		CountingLoader loader = new CountingLoader();
 		onB.get(3L, loader.returning(new Item(3, "new page")));
 		assertThat(loader.calls()).isEqualTo(1);
-		assertThat(onB.redisKey(3L)).isNotEqualTo(properties.getKeyPrefix() + ":v1:pages:g" + generation + ":3");
+		assertThat(onB.redisKey(3L)).doesNotStartWith(properties.getKeyPrefix() + ":v1:pages:g" + generation + ":");
 		assertThat(a.redis.hasKey(onB.redisKey(3L))).isTrue();
 		assertThat(onA.isInL1(5L)).isFalse();
 	}

@@ -82,7 +82,7 @@ class TieredCacheRaceTests {
 		CountingLoader loader = new CountingLoader();
 		assertThat(cache.get(1L, loader.returning(NEW))).contains(NEW);
 		assertThat(loader.calls()).isEqualTo(1);
-		assertThat(instance.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"d\":\\{\"id\":1,\"name\":\"new\"}}");
+		assertThat(instance.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"new\"}}");
 	}
 
 	@Test
@@ -111,6 +111,48 @@ class TieredCacheRaceTests {
 		assertThat(onA.get(1L, loader.returning(NEW))).contains(NEW);
 		assertThat(b.cache("items", Long.class, Item.class).get(1L, loader.returning(NEW))).contains(NEW);
 		assertThat(loader.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void loadThatReadAfterTheWriteButFinishesAfterAnOlderLoadIsTheValueEveryInstanceServes() throws Exception {
+		// A short lock: B stops waiting for A's load lock and loads by itself while A still holds the old row.
+		TieredCacheProperties properties = CacheInstance.properties(
+				(settings) -> settings.getLock().setTtl(Duration.ofMillis(200)));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CountDownLatch oldRead = new CountDownLatch(1);
+		CountDownLatch releaseOld = new CountDownLatch(1);
+		Future<Optional<Item>> before = this.threads.submit(() -> onA.get(1L, () -> {
+			oldRead.countDown();
+			Latches.awaitRelease(releaseOld);
+			return Optional.of(OLD);
+		}));
+		assertThat(oldRead.await(5, TimeUnit.SECONDS)).isTrue();
+		onB.evict(1L);
+		// B reads after the write (its value is the new one) and is still loading when the old load finishes.
+		CountDownLatch newRead = new CountDownLatch(1);
+		CountDownLatch releaseNew = new CountDownLatch(1);
+		Future<Optional<Item>> after = this.threads.submit(() -> onB.get(1L, () -> {
+			newRead.countDown();
+			Latches.awaitRelease(releaseNew);
+			return Optional.of(NEW);
+		}));
+		assertThat(newRead.await(5, TimeUnit.SECONDS)).isTrue();
+		releaseOld.countDown();
+		assertThat(before.get(5, TimeUnit.SECONDS)).contains(OLD);
+		releaseNew.countDown();
+		assertThat(after.get(5, TimeUnit.SECONDS)).contains(NEW);
+
+		assertThat(a.redis.opsForValue().get(onB.redisKey(1L))).contains("\"name\":\"new\"");
+		await().atMost(Duration.ofSeconds(2)).until(() -> !onA.isInL1(1L));
+		CountingLoader loader = new CountingLoader();
+		assertThat(onA.get(1L, loader.returning(OLD))).contains(NEW);
+		assertThat(onB.get(1L, loader.returning(OLD))).contains(NEW);
+		assertThat(instance(properties).cache("items", Long.class, Item.class).get(1L, loader.returning(OLD)))
+			.contains(NEW);
+		assertThat(loader.calls()).isZero();
 	}
 
 	@Test

@@ -111,12 +111,16 @@ class TieredCacheReadPathTests {
 			return Optional.of(new Item(5, "five"));
 		}));
 		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
-		Future<Optional<Item>> onB = this.threads.submit(() -> b.cache("items", Long.class, Item.class).get(5L, () -> {
+		DefaultTieredCache<Long, Item> onBCache = b.cache("items", Long.class, Item.class);
+		CountDownLatch waiting = new CountDownLatch(1);
+		onBCache.beforeLockWait(waiting::countDown);
+		Future<Optional<Item>> onB = this.threads.submit(() -> onBCache.get(5L, () -> {
 			calls.incrementAndGet();
 			return Optional.of(new Item(5, "loaded by b"));
 		}));
-		// B has missed Redis and found the lock taken: it is polling for A's value now.
-		await().atMost(Duration.ofSeconds(5)).until(() -> b.gets("items", "l2", "miss") == 1);
+		// B has missed Redis and found the lock taken: A is released only once B is waiting for its value.
+		assertThat(waiting.await(5, TimeUnit.SECONDS)).as("B took the lock-wait path").isTrue();
+		assertThat(b.gets("items", "l2", "miss")).isEqualTo(1);
 		release.countDown();
 		assertThat(onA.get(5, TimeUnit.SECONDS)).contains(new Item(5, "five"));
 		assertThat(onB.get(5, TimeUnit.SECONDS)).contains(new Item(5, "five"));
@@ -159,7 +163,7 @@ class TieredCacheReadPathTests {
 		assertThat(a.meters.find("tiered.cache.loads").tags("cache", "items", "result", "absent").timer().count())
 			.isEqualTo(1);
 		String key = a.cache("items", Long.class, Item.class).redisKey(404L);
-		assertThat(a.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"absent\":true}");
+		assertThat(a.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"absent\":true}");
 		long ttl = a.redis.getExpire(key, TimeUnit.MILLISECONDS);
 		assertThat(ttl).isPositive().isLessThanOrEqualTo((long) (5000 * 1.1));
 	}

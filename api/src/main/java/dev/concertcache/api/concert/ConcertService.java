@@ -19,6 +19,12 @@ import dev.concertcache.tiered.TieredCacheManager;
 @Service
 class ConcertService {
 
+	/**
+	 * The page sizes kept in the cache, ascending: the default one, which clients and the warm-up use, and the
+	 * largest allowed, which serves every other size.
+	 */
+	static final int[] CACHED_PAGE_SIZES = { ConcertController.DEFAULT_PAGE_SIZE, ConcertController.MAX_PAGE_SIZE };
+
 	private final ConcertRepository repository;
 
 	private final CursorCodec cursors;
@@ -41,11 +47,37 @@ class ConcertService {
 		this.pages = caches.getCache("concert-page", PageKey.class, ConcertPage.class);
 	}
 
-	/** A list page; the lookup says whether it was served stale (the database failed). */
+	/**
+	 * A list page; the lookup says whether it was served stale (the database failed). Only pages of the
+	 * {@link #CACHED_PAGE_SIZES} are cached; a page of another size is the start of the next larger one, so a
+	 * crawler that varies the size cannot multiply the keys in Redis (issue 14, hole 11).
+	 */
 	Lookup<ConcertPage> page(String cursor, int size) {
 		long afterId = (cursor != null && !cursor.isEmpty()) ? this.cursors.decode(cursor) : 0;
-		PageKey key = new PageKey(afterId, size);
-		return this.pages.lookup(key, () -> Optional.of(loadPage(key)));
+		PageKey key = new PageKey(afterId, cachedSize(size));
+		Lookup<ConcertPage> lookup = this.pages.lookup(key, () -> Optional.of(loadPage(key)));
+		if (key.size() == size) {
+			return lookup;
+		}
+		return new Lookup<>(lookup.value().map((page) -> start(page, size)), lookup.stale(), lookup.source());
+	}
+
+	private static int cachedSize(int size) {
+		for (int cached : CACHED_PAGE_SIZES) {
+			if (size <= cached) {
+				return cached;
+			}
+		}
+		throw new IllegalArgumentException("Page size " + size + " is above " + ConcertController.MAX_PAGE_SIZE);
+	}
+
+	/** The first {@code size} items of a longer page: keyset pages of one start share their first items. */
+	private ConcertPage start(ConcertPage page, int size) {
+		if (page.items().size() <= size) {
+			return page;
+		}
+		List<ConcertSummary> items = page.items().subList(0, size);
+		return new ConcertPage(items, this.cursors.encode(items.get(size - 1).id()));
 	}
 
 	/**
