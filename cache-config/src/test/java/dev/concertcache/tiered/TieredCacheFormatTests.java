@@ -29,7 +29,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void valueIsStoredAsVersionedJsonUnderANamespacedKey() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<PageKey, Page> pages = instance.cache("pages", PageKey.class, Page.class);
 		long before = System.currentTimeMillis();
@@ -40,15 +40,15 @@ class TieredCacheFormatTests {
 		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"d\":\\{.*");
 		// The fresh-until time (ADR 0031) leads, so that the lock script can compare it without parsing JSON.
 		long freshUntil = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":(\\d+),.*$", "$1"));
-		assertThat(freshUntil - before).isBetween((long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
-				(long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
+		assertThat(freshUntil - before).isBetween((long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
+				(long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
 		assertThat(stored.replaceFirst(",\"f\":\\d+", ""))
 			.isEqualTo("{\"v\":1,\"d\":{\"items\":[{\"id\":41,\"name\":\"a,b\"}],\"next\":\"next\"}}");
 	}
 
 	@Test
 	void freshInstanceReadsWhatAnEarlierOneWroteWithoutLoading() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		try (CacheInstance writer = CacheInstance.start(RedisServer.shared(), properties)) {
 			writer.cache("pages", PageKey.class, Page.class)
 				.get(new PageKey(0, 2), () -> Optional.of(new Page(List.of(new Item(1, "x"), new Item(2, "y")), "c")));
@@ -66,7 +66,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void propertiesAddedByANewerVersionAreIgnoredAndMissingOnesReadAsNull() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		instance.redis.opsForValue()
@@ -80,7 +80,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void unreadableValueIsAMissThatTheLoadedValueReplaces() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		String key = items.redisKey(1L);
@@ -124,7 +124,7 @@ class TieredCacheFormatTests {
 			.withMessageContaining("exists with keys of java.lang.Long");
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

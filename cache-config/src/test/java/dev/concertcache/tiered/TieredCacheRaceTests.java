@@ -61,7 +61,7 @@ class TieredCacheRaceTests {
 
 	@Test
 	void loadThatStartedBeforeAnEvictionOnTheSameInstanceIsStoredInNeitherTier() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
@@ -87,7 +87,7 @@ class TieredCacheRaceTests {
 
 	@Test
 	void loadThatStartedBeforeAnEvictionOnAnotherInstanceIsStoredInNeitherTier() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -115,7 +115,7 @@ class TieredCacheRaceTests {
 
 	@Test
 	void listPageLoadThatStartedBeforeAnEvictAllIsStoredOnlyUnderTheOldGeneration() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
@@ -135,7 +135,7 @@ class TieredCacheRaceTests {
 		assertThat(loader.calls()).isEqualTo(1);
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;
