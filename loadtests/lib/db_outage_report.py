@@ -147,7 +147,7 @@ def main(directory):
                 st = rate("tiered_cache_stale_served_total")
                 state = next(
                     (dict(labels)["state"] for labels, v in scrape.get("resilience4j_circuitbreaker_state", {}).items()
-                     if v == 1 and dict(labels).get("name") == "tiered-cache-loader"),
+                     if v == 1 and dict(labels).get("name", "").startswith("tiered-cache-loader")),
                     "?",
                 )
                 active = total(scrape, "hikaricp_connections_active")

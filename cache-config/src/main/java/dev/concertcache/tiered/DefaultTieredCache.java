@@ -55,7 +55,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final Class<V> valueType;
 
-	private final CacheSpec spec;
+	private final TieredCacheConfiguration spec;
 
 	private final CacheKeyEncoder<K> keys;
 
@@ -92,7 +92,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	/** Whether this is a warm-up's twin, which never routes to another twin. */
 	private final boolean twin;
 
-	DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, CacheSpec spec,
+	DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, TieredCacheConfiguration spec,
 			DefaultTieredCacheManager manager) {
 		this(name, keyType, valueType, spec, manager, manager.redis(), manager.metrics(), false);
 	}
@@ -103,7 +103,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 				metrics, true);
 	}
 
-	private DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, CacheSpec spec,
+	private DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, TieredCacheConfiguration spec,
 			DefaultTieredCacheManager manager, RedisTier redis, TieredCacheMetrics metrics, boolean twin) {
 		this.twin = twin;
 		this.name = name;
@@ -115,8 +115,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.manager = manager;
 		this.redis = redis;
 		this.metrics = metrics.forCache(name);
-		this.loaderGuard = manager.loaderGuard();
-		if (manager.mode() == TieredCacheProperties.Mode.TIERED) {
+		this.loaderGuard = manager.loaderGuard(name);
+		if (manager.mode() == TieredCacheMode.TIERED) {
 			this.l1 = Caffeine.newBuilder()
 				.maximumSize(spec.l1MaximumSize())
 				.expireAfter(new EntryExpiry<V>())
@@ -147,7 +147,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		return this.valueType;
 	}
 
-	CacheSpec spec() {
+	TieredCacheConfiguration spec() {
 		return this.spec;
 	}
 

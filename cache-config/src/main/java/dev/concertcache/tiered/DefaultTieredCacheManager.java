@@ -36,11 +36,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
 import dev.concertcache.tiered.PendingEvictions.Eviction;
-import dev.concertcache.tiered.TieredCacheProperties.Mode;
 
 /**
- * The {@link TieredCacheManager} of modes {@link Mode#TIERED TIERED} (Caffeine, then Redis) and
- * {@link Mode#REDIS REDIS} (Redis only). Build one with {@link #builder}; the auto-configuration does.
+ * The {@link TieredCacheManager} of modes {@link TieredCacheMode#TIERED TIERED} (Caffeine, then Redis) and
+ * {@link TieredCacheMode#REDIS REDIS} (Redis only). Build one with {@link #builder}; the auto-configuration does.
  * <p>
  * As a {@link SmartLifecycle} it starts the invalidation listener (a daemon thread reading the Redis stream on
  * its own connection) and the retry of evictions that could not reach Redis, and stops both on shutdown.
@@ -52,8 +51,54 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** The name of the circuit breaker around every Redis call, as its metrics show it. */
 	public static final String CIRCUIT_BREAKER_NAME = "tiered-cache-redis";
 
-	/** The name of the circuit breaker and of the bulkhead around every loader call, as their metrics show it. */
+	/**
+	 * The prefix of the names of each cache's loader circuit breaker and bulkhead ({@code tiered-cache-loader-<cache>}),
+	 * as their metrics and {@code resilience4j.*.instances} show them.
+	 */
 	public static final String LOADER_GUARD_NAME = "tiered-cache-loader";
+
+	/** Default approximate length of the invalidation stream. */
+	public static final long DEFAULT_STREAM_MAX_LENGTH = 10_000;
+
+	/** A read a few times per {@link #DEFAULT_MAX_SILENCE}, one small command per instance when idle. */
+	public static final Duration DEFAULT_BLOCK_TIMEOUT = Duration.ofMillis(250);
+
+	/** Within a freshness promise of one second, with a quarter of it left for delivery. */
+	public static final Duration DEFAULT_MAX_SILENCE = Duration.ofMillis(750);
+
+	/** Default time a tombstone stays in Redis. */
+	public static final Duration DEFAULT_TOMBSTONE_TTL = Duration.ofSeconds(30);
+
+	/** Default number of evictions kept in memory while Redis cannot be reached. */
+	public static final int DEFAULT_PENDING_MAXIMUM_SIZE = 10_000;
+
+	/** Default interval between attempts to send evictions that could not reach Redis. */
+	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(100);
+
+	/** Default time the per-key load lock is held at most. */
+	public static final Duration DEFAULT_LOCK_TTL = Duration.ofSeconds(2);
+
+	/** Default interval at which a waiting instance looks for the lock holder's value. */
+	public static final Duration DEFAULT_LOCK_POLL_INTERVAL = Duration.ofMillis(20);
+
+	/** Default key prefix. */
+	public static final String DEFAULT_KEY_PREFIX = "tiered-cache";
+
+	/**
+	 * Default Redis breaker: opens when half of the last 20 calls (10 at least) failed or 80 % took longer than
+	 * 200 ms, stays open 2 s, then lets 3 trial calls through.
+	 */
+	public static final CircuitBreakerConfig DEFAULT_REDIS_CIRCUIT_BREAKER = CircuitBreakerConfig.custom()
+		.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+		.slidingWindowSize(20)
+		.minimumNumberOfCalls(10)
+		.failureRateThreshold(50)
+		.slowCallDurationThreshold(Duration.ofMillis(200))
+		.slowCallRateThreshold(80)
+		.waitDurationInOpenState(Duration.ofSeconds(2))
+		.permittedNumberOfCallsInHalfOpenState(3)
+		.automaticTransitionFromOpenToHalfOpenEnabled(true)
+		.build();
 
 	private static final Log logger = LogFactory.getLog(DefaultTieredCacheManager.class);
 
@@ -62,11 +107,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** The warm-up the current thread is in, if any (of any manager: {@link #warmupTwin} checks whose). */
 	private static final ThreadLocal<Warmup> currentWarmup = new ThreadLocal<>();
 
-	private final Mode mode;
+	private final TieredCacheMode mode;
 
-	private final CacheSpec defaults;
+	private final TieredCacheConfiguration defaults;
 
-	private final Map<String, CacheSpec> configured;
+	private final Map<String, TieredCacheConfiguration> configured;
 
 	private final RedisConnectionFactory connectionFactory;
 
@@ -74,7 +119,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final PendingEvictions pending;
 
-	private final LoaderGuard loaderGuard;
+	private final BulkheadRegistry bulkheads;
+
+	private final CircuitBreakerRegistry breakers;
+
+	private final ConcurrentMap<String, LoaderGuard> loaderGuards = new ConcurrentHashMap<>();
 
 	private final TieredCacheMetrics metrics;
 
@@ -109,14 +158,13 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	private volatile boolean running;
 
 	private DefaultTieredCacheManager(Builder builder) {
-		TieredCacheProperties properties = builder.properties;
-		this.mode = properties.getMode();
-		Assert.state(this.mode != Mode.NONE, "Mode NONE needs no cache manager: every read calls the loader");
-		this.defaults = CacheSpec.of(properties.getDefaults()).validate("tiered-cache.defaults");
-		Map<String, CacheSpec> configured = new LinkedHashMap<>();
-		properties.getCaches().forEach((name, overrides) -> {
+		this.mode = builder.mode;
+		Assert.state(this.mode != TieredCacheMode.NONE, "Mode NONE needs no cache manager: every read calls the loader");
+		this.defaults = builder.defaults.validate("tiered-cache.defaults");
+		Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
+		builder.configured.forEach((name, configuration) -> {
 			requireValidName(name);
-			configured.put(name, this.defaults.with(overrides).validate("tiered-cache.caches." + name));
+			configured.put(name, configuration.validate("tiered-cache.caches." + name));
 		});
 		this.configured = Map.copyOf(configured);
 		this.connectionFactory = builder.connectionFactory;
@@ -125,31 +173,27 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.ticker = (builder.ticker != null) ? builder.ticker : Ticker.systemTicker();
 		this.clock = (builder.clock != null) ? builder.clock : Clock.systemUTC();
 		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
-		this.instanceId = (properties.getInstanceId() != null) ? properties.getInstanceId()
-				: UUID.randomUUID().toString();
-		this.lockTtl = properties.getLock().getTtl();
-		this.lockPollInterval = properties.getLock().getPollInterval();
-		this.tombstoneTtl = properties.getInvalidation().getTombstoneTtl();
-		this.retryInterval = properties.getInvalidation().getRetryInterval();
-		this.blockTimeout = properties.getInvalidation().getBlockTimeout();
+		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
+		this.lockTtl = builder.lockTtl;
+		this.lockPollInterval = builder.lockPollInterval;
+		this.tombstoneTtl = builder.tombstoneTtl;
+		this.retryInterval = builder.retryInterval;
+		this.blockTimeout = builder.blockTimeout;
 		this.watermark = new InvalidationWatermark(
 				(builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker(),
-				properties.getInvalidation().getMaxSilence());
+				builder.maxSilence);
 		StringRedisTemplate template = new StringRedisTemplate(builder.connectionFactory);
-		CircuitBreakerRegistry breakers = circuitBreakerRegistry(builder);
-		this.redis = new RedisTier(template, redisCircuitBreaker(breakers, properties.getCircuitBreaker()),
-				this.metrics, properties.getKeyPrefix(), properties.getInvalidation().getStreamMaxLength());
-		this.loaderGuard = new LoaderGuard(bulkheadRegistry(builder), breakers, LOADER_GUARD_NAME,
-				properties.getLoader());
-		this.pending = new PendingEvictions(properties.getInvalidation().getPendingMaximumSize());
+		this.breakers = circuitBreakerRegistry(builder);
+		this.bulkheads = bulkheadRegistry(builder);
+		this.redis = new RedisTier(template, this.breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker),
+				this.metrics, builder.keyPrefix, builder.streamMaxLength);
+		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
 	}
 
-	/**
-	 * Starts building a manager over {@code connectionFactory} with {@code properties} (mode REDIS or TIERED).
-	 */
-	public static Builder builder(RedisConnectionFactory connectionFactory, TieredCacheProperties properties) {
-		return new Builder(connectionFactory, properties);
+	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */
+	public static Builder builder(RedisConnectionFactory connectionFactory) {
+		return new Builder(connectionFactory);
 	}
 
 	/**
@@ -200,17 +244,18 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	/**
-	 * The {@value #LOADER_GUARD_NAME} circuit breaker, unless {@code tiered-cache.loader.circuit-breaker.enabled}
-	 * is false: its state says whether the loader (the database) is considered available, and its events let an
-	 * application react to the change (for example, to stop its connection pool from backing off while the
+	 * The loader circuit breaker of cache {@code name} ({@code tiered-cache-loader-<name>}), unless its configuration
+	 * has none: its state says whether that cache's loader (the database) is considered available, and its events
+	 * let an application react to the change (for example, to stop its connection pool from backing off while the
 	 * database is down).
 	 */
-	public Optional<CircuitBreaker> getLoaderCircuitBreaker() {
-		return Optional.ofNullable(this.loaderGuard.breaker());
+	public Optional<CircuitBreaker> getLoaderCircuitBreaker(String name) {
+		requireValidName(name);
+		return Optional.ofNullable(loaderGuard(name).breaker());
 	}
 
 	/** The mode this manager serves. */
-	public Mode getMode() {
+	public TieredCacheMode getMode() {
 		return this.mode;
 	}
 
@@ -270,7 +315,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return Integer.MAX_VALUE - 4096;
 	}
 
-	Mode mode() {
+	TieredCacheMode mode() {
 		return this.mode;
 	}
 
@@ -286,8 +331,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.metrics;
 	}
 
-	LoaderGuard loaderGuard() {
-		return this.loaderGuard;
+	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
+	LoaderGuard loaderGuard(String name) {
+		return this.loaderGuards.computeIfAbsent(name,
+				(key) -> new LoaderGuard(this.bulkheads, this.breakers, LOADER_GUARD_NAME + "-" + key, spec(key)));
 	}
 
 	CircuitBreaker circuitBreaker() {
@@ -345,7 +392,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.watermark.silence();
 	}
 
-	CacheSpec spec(String name) {
+	TieredCacheConfiguration spec(String name) {
 		return this.configured.getOrDefault(name, this.defaults);
 	}
 
@@ -435,22 +482,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return registry;
 	}
 
-	private static CircuitBreaker redisCircuitBreaker(CircuitBreakerRegistry registry,
-			TieredCacheProperties.CircuitBreaker properties) {
-		CircuitBreakerConfig config = CircuitBreakerConfig.custom()
-			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-			.slidingWindowSize(properties.getSlidingWindowSize())
-			.minimumNumberOfCalls(properties.getMinimumNumberOfCalls())
-			.failureRateThreshold(properties.getFailureRateThreshold())
-			.slowCallDurationThreshold(properties.getSlowCallDurationThreshold())
-			.slowCallRateThreshold(properties.getSlowCallRateThreshold())
-			.waitDurationInOpenState(properties.getWaitDurationInOpenState())
-			.permittedNumberOfCallsInHalfOpenState(properties.getPermittedNumberOfCallsInHalfOpenState())
-			.automaticTransitionFromOpenToHalfOpenEnabled(true)
-			.build();
-		return registry.circuitBreaker(CIRCUIT_BREAKER_NAME, config);
-	}
-
 	private static void requireValidName(String name) {
 		if (name == null || !CACHE_NAME.matcher(name).matches()) {
 			throw new IllegalArgumentException("Cache name '" + name
@@ -458,10 +489,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 	}
 
-	/**
-	 * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory and the properties
-	 * has a default.
-	 */
 	/**
 	 * Twins of the caches over keys of their own ({@code <key-prefix>:warmup:<instance-id>:}) and meters nobody
 	 * scrapes; they share the Redis connection, both circuit breakers and the loader guard with the real caches,
@@ -507,11 +534,40 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	}
 
+	/**
+	 * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory has a default.
+	 */
 	public static final class Builder {
 
 		private final RedisConnectionFactory connectionFactory;
 
-		private final TieredCacheProperties properties;
+		private TieredCacheMode mode = TieredCacheMode.TIERED;
+
+		private String keyPrefix = DEFAULT_KEY_PREFIX;
+
+		private String instanceId;
+
+		private TieredCacheConfiguration defaults = TieredCacheConfiguration.defaultConfig();
+
+		private final Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
+
+		private long streamMaxLength = DEFAULT_STREAM_MAX_LENGTH;
+
+		private Duration blockTimeout = DEFAULT_BLOCK_TIMEOUT;
+
+		private Duration maxSilence = DEFAULT_MAX_SILENCE;
+
+		private Duration tombstoneTtl = DEFAULT_TOMBSTONE_TTL;
+
+		private int pendingMaximumSize = DEFAULT_PENDING_MAXIMUM_SIZE;
+
+		private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
+
+		private Duration lockTtl = DEFAULT_LOCK_TTL;
+
+		private Duration lockPollInterval = DEFAULT_LOCK_POLL_INTERVAL;
+
+		private CircuitBreakerConfig redisCircuitBreaker = DEFAULT_REDIS_CIRCUIT_BREAKER;
 
 		private MeterRegistry meterRegistry;
 
@@ -527,11 +583,104 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private Ticker watermarkTicker;
 
-		private Builder(RedisConnectionFactory connectionFactory, TieredCacheProperties properties) {
+		private Builder(RedisConnectionFactory connectionFactory) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
-			Assert.notNull(properties, "'properties' must not be null");
 			this.connectionFactory = connectionFactory;
-			this.properties = properties;
+		}
+
+		/** Which tiers serve reads: REDIS or TIERED (the default). */
+		public Builder mode(TieredCacheMode mode) {
+			this.mode = mode;
+			return this;
+		}
+
+		/**
+		 * The first segment of every Redis key and of the invalidation stream; change it to start over with an
+		 * empty L2 after an incompatible change of the cached types.
+		 */
+		public Builder keyPrefix(String keyPrefix) {
+			this.keyPrefix = keyPrefix;
+			return this;
+		}
+
+		/** This instance's identity in invalidation messages; by default a random UUID per start. */
+		public Builder instanceId(String instanceId) {
+			this.instanceId = instanceId;
+			return this;
+		}
+
+		/** The configuration of every cache that has none of its own. */
+		public Builder cacheDefaults(TieredCacheConfiguration defaults) {
+			this.defaults = defaults;
+			return this;
+		}
+
+		/** The configuration of every cache that has none of its own, so far. */
+		public TieredCacheConfiguration cacheDefaults() {
+			return this.defaults;
+		}
+
+		/** The configuration of cache {@code name}. */
+		public Builder withCacheConfiguration(String name, TieredCacheConfiguration configuration) {
+			this.configured.put(name, configuration);
+			return this;
+		}
+
+		/** Approximate number of messages the invalidation stream keeps; an instance further behind flushes L1. */
+		public Builder streamMaxLength(long streamMaxLength) {
+			this.streamMaxLength = streamMaxLength;
+			return this;
+		}
+
+		/** How long one blocking read of the invalidation stream waits; keep it well below max-silence. */
+		public Builder blockTimeout(Duration blockTimeout) {
+			this.blockTimeout = blockTimeout;
+			return this;
+		}
+
+		/**
+		 * How long this instance may go without proof that it heard every invalidation before L1 stops serving
+		 * entries read before then.
+		 */
+		public Builder maxSilence(Duration maxSilence) {
+			this.maxSilence = maxSilence;
+			return this;
+		}
+
+		/** Time an eviction's tombstone stays in Redis. */
+		public Builder tombstoneTtl(Duration tombstoneTtl) {
+			this.tombstoneTtl = tombstoneTtl;
+			return this;
+		}
+
+		/** Evictions kept in memory while Redis cannot be reached; past it every cache is evicted as a whole. */
+		public Builder pendingMaximumSize(int pendingMaximumSize) {
+			this.pendingMaximumSize = pendingMaximumSize;
+			return this;
+		}
+
+		/** Interval between attempts to send evictions that could not reach Redis. */
+		public Builder retryInterval(Duration retryInterval) {
+			this.retryInterval = retryInterval;
+			return this;
+		}
+
+		/** Time the per-key load lock is held at most, and the longest other instances wait for its holder. */
+		public Builder lockTtl(Duration lockTtl) {
+			this.lockTtl = lockTtl;
+			return this;
+		}
+
+		/** Interval at which a waiting instance looks for the lock holder's value in Redis. */
+		public Builder lockPollInterval(Duration lockPollInterval) {
+			this.lockPollInterval = lockPollInterval;
+			return this;
+		}
+
+		/** The {@value #CIRCUIT_BREAKER_NAME} breaker around every Redis call. */
+		public Builder redisCircuitBreaker(CircuitBreakerConfig redisCircuitBreaker) {
+			this.redisCircuitBreaker = redisCircuitBreaker;
+			return this;
 		}
 
 		/** Where the cache's meters go; by default a private {@link SimpleMeterRegistry}. */
@@ -550,7 +699,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 
 		/**
-		 * The registry the {@value #LOADER_GUARD_NAME} bulkhead is created in; by default a private one, bound to
+		 * The registry the {@value #LOADER_GUARD_NAME} bulkheads are created in; by default a private one, bound to
 		 * the meter registry.
 		 */
 		public Builder bulkheadRegistry(BulkheadRegistry bulkheadRegistry) {

@@ -15,7 +15,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import dev.concertcache.tiered.LoadRejectedException.Reason;
 
 /**
- * Every loader call of one manager goes through here (ADR 0030): first the circuit breaker, which rejects at once
+ * Every loader call of one cache goes through here (ADR 0030): first the circuit breaker, which rejects at once
  * while the loader is known to be unavailable, then the bulkhead, which bounds the calls in progress so that a
  * slow or dead loader holds at most {@code max-concurrent-calls} request threads. Hits never get here.
  */
@@ -31,22 +31,12 @@ final class LoaderGuard {
 	private final Duration openWait;
 
 	LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name,
-			TieredCacheProperties.Loader properties) {
-		TieredCacheProperties.Bulkhead bulkhead = properties.getBulkhead();
-		this.bulkhead = bulkheads.bulkhead(name, BulkheadConfig.custom()
-			.maxConcurrentCalls(bulkhead.getMaxConcurrentCalls())
-			.maxWaitDuration(bulkhead.getMaxWait())
-			.build());
-		TieredCacheProperties.LoaderCircuitBreaker breaker = properties.getCircuitBreaker();
-		this.openWait = breaker.getWaitDurationInOpenState();
-		this.breaker = breaker.isEnabled() ? breakers.circuitBreaker(name, CircuitBreakerConfig.custom()
-			.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
-			.slidingWindowSize(breaker.getSlidingWindowSize())
-			.minimumNumberOfCalls(breaker.getMinimumNumberOfCalls())
-			.failureRateThreshold(breaker.getFailureRateThreshold())
-			.waitDurationInOpenState(breaker.getWaitDurationInOpenState())
-			.permittedNumberOfCallsInHalfOpenState(breaker.getPermittedNumberOfCallsInHalfOpenState())
-			.automaticTransitionFromOpenToHalfOpenEnabled(true)
+			TieredCacheConfiguration configuration) {
+		this.bulkhead = bulkheads.bulkhead(name, configuration.loaderBulkhead());
+		CircuitBreakerConfig breaker = configuration.loaderCircuitBreaker();
+		this.openWait = (breaker != null) ? Duration.ofMillis(breaker.getWaitIntervalFunctionInOpenState().apply(1))
+				: Duration.ZERO;
+		this.breaker = (breaker != null) ? breakers.circuitBreaker(name, CircuitBreakerConfig.from(breaker)
 			// A full bulkhead says nothing about the loader; any other failure (a bug, a missing row mapped to an
 			// exception) is the loader answering, so it counts as a success.
 			.ignoreExceptions(BulkheadFullException.class)

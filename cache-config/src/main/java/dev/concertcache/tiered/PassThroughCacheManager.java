@@ -4,10 +4,10 @@ import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
- * The {@link TieredCacheManager} of {@link TieredCacheProperties.Mode#NONE}: every read calls the loader,
+ * The {@link TieredCacheManager} of {@link TieredCacheMode#NONE}: every read calls the loader,
  * so the application measures its baseline through the same code path it caches with.
  */
-final class PassThroughCacheManager implements TieredCacheManager {
+public final class PassThroughCacheManager implements TieredCacheManager {
 
 	@Override
 	public <K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType) {

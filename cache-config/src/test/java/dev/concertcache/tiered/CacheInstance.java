@@ -46,13 +46,14 @@ final class CacheInstance implements AutoCloseable {
 
 	private final ClientResources resources;
 
-	private CacheInstance(RedisServer server, TieredCacheProperties properties, ClientResources resources,
+	private CacheInstance(RedisServer server, Settings properties, ClientResources resources,
 			boolean awaitListener) {
 		this.resources = resources;
 		this.factory = connect(server, resources);
 		this.redis = new StringRedisTemplate(this.factory);
-		this.manager = DefaultTieredCacheManager.builder(this.factory, properties)
-			.meterRegistry(this.meters)
+		DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(this.factory);
+		properties.customizer.accept(builder);
+		this.manager = builder.meterRegistry(this.meters)
 			.ticker(this.ticker)
 			.clock(this.clock)
 			.watermarkTicker(this.watermark)
@@ -63,36 +64,47 @@ final class CacheInstance implements AutoCloseable {
 		}
 	}
 
-	static CacheInstance start(RedisServer server, TieredCacheProperties properties) {
+	static CacheInstance start(RedisServer server, Settings properties) {
 		return new CacheInstance(server, properties, DefaultClientResources.create(), true);
 	}
 
 	/** Starts without waiting for the invalidation listener to connect: Redis may be down. */
-	static CacheInstance startWithoutWaiting(RedisServer server, TieredCacheProperties properties) {
+	static CacheInstance startWithoutWaiting(RedisServer server, Settings properties) {
 		return new CacheInstance(server, properties, DefaultClientResources.create(), false);
 	}
 
-	static CacheInstance start(RedisServer server, TieredCacheProperties properties, ClientResources resources) {
+	static CacheInstance start(RedisServer server, Settings properties, ClientResources resources) {
 		return new CacheInstance(server, properties, resources, true);
 	}
 
 	/** TIERED mode under a key prefix of its own, so that tests sharing one Redis never meet. */
-	static TieredCacheProperties properties(Consumer<TieredCacheProperties> customizer) {
-		TieredCacheProperties properties = new TieredCacheProperties();
-		properties.setMode(TieredCacheProperties.Mode.TIERED);
-		properties.setKeyPrefix("test-" + UUID.randomUUID().toString().substring(0, 8));
-		properties.getLock().setPollInterval(Duration.ofMillis(5));
-		properties.getInvalidation().setBlockTimeout(Duration.ofMillis(500));
-		// On a shared 2-core machine a listener can stall for a while; tests of the silence bound set it.
-		properties.getInvalidation().setMaxSilence(Duration.ofMinutes(1));
-		properties.getInvalidation().setRetryInterval(Duration.ofMillis(100));
-		customizer.accept(properties);
-		return properties;
+	static Settings properties(Consumer<DefaultTieredCacheManager.Builder> customizer) {
+		String keyPrefix = "test-" + UUID.randomUUID().toString().substring(0, 8);
+		return new Settings(keyPrefix, (builder) -> builder.mode(TieredCacheMode.TIERED)
+			.keyPrefix(keyPrefix)
+			.lockPollInterval(Duration.ofMillis(5))
+			.blockTimeout(Duration.ofMillis(500))
+			// On a shared 2-core machine a listener can stall for a while; tests of the silence bound set it.
+			.maxSilence(Duration.ofMinutes(1))
+			.retryInterval(Duration.ofMillis(100))).and(customizer);
 	}
 
-	static TieredCacheProperties properties() {
-		return properties((properties) -> {
+	static Settings properties() {
+		return properties((builder) -> {
 		});
+	}
+
+	/** The settings of a test instance: its key prefix and what the test sets on the manager's builder. */
+	record Settings(String keyPrefix, Consumer<DefaultTieredCacheManager.Builder> customizer) {
+
+		Settings and(Consumer<DefaultTieredCacheManager.Builder> more) {
+			return new Settings(this.keyPrefix, this.customizer.andThen(more));
+		}
+
+		String getKeyPrefix() {
+			return this.keyPrefix;
+		}
+
 	}
 
 	<K, V> DefaultTieredCache<K, V> cache(String name, Class<K> keyType, Class<V> valueType) {

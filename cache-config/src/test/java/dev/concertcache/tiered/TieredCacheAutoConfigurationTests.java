@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -20,10 +22,14 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.dao.DataAccessResourceFailureException;
 
 import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.autoconfigure.TieredCacheAutoConfiguration;
+import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 /**
  * The auto-configuration: which manager each mode gets, back-off, start-up validation, meter names as
@@ -54,7 +60,7 @@ class TieredCacheAutoConfigurationTests {
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered").run((context) -> {
 			assertThat(context).hasSingleBean(DefaultTieredCacheManager.class);
 			assertThat(context.getBean(DefaultTieredCacheManager.class).getMode())
-				.isEqualTo(TieredCacheProperties.Mode.TIERED);
+				.isEqualTo(TieredCacheMode.TIERED);
 		});
 	}
 
@@ -62,7 +68,7 @@ class TieredCacheAutoConfigurationTests {
 	void redisModeGivesARedisOnlyManager() {
 		this.contextRunner.withPropertyValues("tiered-cache.mode=redis")
 			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).getMode())
-				.isEqualTo(TieredCacheProperties.Mode.REDIS));
+				.isEqualTo(TieredCacheMode.REDIS));
 	}
 
 	@Test
@@ -100,10 +106,13 @@ class TieredCacheAutoConfigurationTests {
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.defaults.l2-ttl=20m",
 					"tiered-cache.caches.concert.l1-ttl=5s", "tiered-cache.caches.concert.jitter=0")
 			.run((context) -> {
-				CacheSpec spec = context.getBean(DefaultTieredCacheManager.class).spec("concert");
-				assertThat(spec).isEqualTo(new CacheSpec(Duration.ofSeconds(5), Duration.ofMinutes(20),
-						TieredCacheProperties.DEFAULT_ABSENT_TTL, TieredCacheProperties.DEFAULT_L1_MAXIMUM_SIZE, 0,
-						TieredCacheProperties.DEFAULT_STALE_IF_ERROR));
+				TieredCacheConfiguration spec = context.getBean(DefaultTieredCacheManager.class).spec("concert");
+				assertThat(spec).usingRecursiveComparison()
+					.comparingOnlyFields("l1Ttl", "l2Ttl", "absentTtl", "l1MaximumSize", "jitter", "staleIfError")
+					.isEqualTo(TieredCacheConfiguration.defaultConfig()
+						.withL1Ttl(Duration.ofSeconds(5))
+						.withL2Ttl(Duration.ofMinutes(20))
+						.withJitter(0));
 			});
 	}
 
@@ -113,11 +122,11 @@ class TieredCacheAutoConfigurationTests {
 			.withBean(CircuitBreakerRegistry.class, CircuitBreakerRegistry::ofDefaults)
 			.withBean(BulkheadRegistry.class, BulkheadRegistry::ofDefaults)
 			.run((context) -> {
+				context.getBean(TieredCacheManager.class).getCache("items", Long.class, Item.class);
 				CircuitBreakerRegistry breakers = context.getBean(CircuitBreakerRegistry.class);
 				assertThat(breakers.find(DefaultTieredCacheManager.CIRCUIT_BREAKER_NAME)).isPresent();
-				assertThat(breakers.find(DefaultTieredCacheManager.LOADER_GUARD_NAME)).isPresent();
-				assertThat(context.getBean(BulkheadRegistry.class).find(DefaultTieredCacheManager.LOADER_GUARD_NAME))
-					.isPresent();
+				assertThat(breakers.find("tiered-cache-loader-items")).isPresent();
+				assertThat(context.getBean(BulkheadRegistry.class).find("tiered-cache-loader-items")).isPresent();
 			});
 	}
 
@@ -127,11 +136,80 @@ class TieredCacheAutoConfigurationTests {
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.loader.bulkhead.max-concurrent-calls=4",
 					"tiered-cache.loader.bulkhead.max-wait=10ms", "tiered-cache.loader.circuit-breaker.enabled=false")
 			.run((context) -> {
-				LoaderGuard guard = context.getBean(DefaultTieredCacheManager.class).loaderGuard();
+				LoaderGuard guard = context.getBean(DefaultTieredCacheManager.class).loaderGuard("items");
 				assertThat(guard.bulkhead().getBulkheadConfig().getMaxConcurrentCalls()).isEqualTo(4);
 				assertThat(guard.bulkhead().getBulkheadConfig().getMaxWaitDuration()).isEqualTo(Duration.ofMillis(10));
 				assertThat(guard.breaker()).isNull();
 			});
+	}
+
+	@Test
+	void resilience4jInstanceKeysWinOverTheTieredCacheDefaultsForThatCachesGuardOnly() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered",
+					"tiered-cache.loader.circuit-breaker.wait-duration-in-open-state=7s",
+					"resilience4j.circuitbreaker.instances.tiered-cache-loader-concert.sliding-window-size=2",
+					"resilience4j.circuitbreaker.instances.tiered-cache-loader-concert.minimum-number-of-calls=2",
+					"resilience4j.bulkhead.instances.tiered-cache-loader-concert.max-concurrent-calls=3")
+			.run((context) -> {
+				DefaultTieredCacheManager manager = context.getBean(DefaultTieredCacheManager.class);
+				TieredCache<Long, Item> concert = manager.getCache("concert", Long.class, Item.class);
+				TieredCache<Long, Item> items = manager.getCache("items", Long.class, Item.class);
+				for (long id = 1; id <= 2; id++) {
+					long key = id;
+					assertThatExceptionOfType(DataAccessResourceFailureException.class)
+						.isThrownBy(() -> concert.get(key, () -> {
+							throw new DataAccessResourceFailureException("database down");
+						}));
+					assertThatExceptionOfType(DataAccessResourceFailureException.class)
+						.isThrownBy(() -> items.get(key, () -> {
+							throw new DataAccessResourceFailureException("database down");
+						}));
+				}
+				CircuitBreaker concertBreaker = manager.getLoaderCircuitBreaker("concert").orElseThrow();
+				assertThat(concertBreaker.getState()).as("two failures fill its window of 2")
+					.isEqualTo(CircuitBreaker.State.OPEN);
+				assertThat(concertBreaker.getCircuitBreakerConfig().getWaitIntervalFunctionInOpenState().apply(1))
+					.as("what the instance does not set comes from tiered-cache.*")
+					.isEqualTo(7000);
+				assertThat(manager.getLoaderCircuitBreaker("items").orElseThrow().getState())
+					.as("the default window of 20 needs 10 calls")
+					.isEqualTo(CircuitBreaker.State.CLOSED);
+				assertThat(manager.loaderGuard("concert").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+					.isEqualTo(3);
+				assertThat(manager.loaderGuard("items").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+					.isEqualTo(16);
+			});
+	}
+
+	@Test
+	void aResilience4jBaseConfigOfTheInstanceWinsOverTieredCacheAndLosesToTheInstance() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.loader.circuit-breaker.failure-rate-threshold=90",
+					"resilience4j.circuitbreaker.configs.strict.failure-rate-threshold=10",
+					"resilience4j.circuitbreaker.configs.strict.sliding-window-size=50",
+					"resilience4j.circuitbreaker.instances.tiered-cache-loader-schedules.base-config=strict",
+					"resilience4j.circuitbreaker.instances.tiered-cache-loader-schedules.sliding-window-size=5")
+			.run((context) -> {
+				CircuitBreakerConfig config = context.getBean(DefaultTieredCacheManager.class)
+					.getLoaderCircuitBreaker("schedules")
+					.orElseThrow()
+					.getCircuitBreakerConfig();
+				assertThat(config.getFailureRateThreshold()).isEqualTo(10);
+				assertThat(config.getSlidingWindowSize()).isEqualTo(5);
+				assertThat(config.getWaitIntervalFunctionInOpenState().apply(1)).isEqualTo(1000);
+			});
+	}
+
+	@Test
+	void resilience4jInstanceKeysApplyToTheRedisBreaker() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered",
+					"resilience4j.circuitbreaker.instances.tiered-cache-redis.slow-call-duration-threshold=50ms")
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class)
+				.circuitBreaker()
+				.getCircuitBreakerConfig()
+				.getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(50)));
 	}
 
 	@Test
@@ -171,9 +249,9 @@ class TieredCacheAutoConfigurationTests {
 					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-redis\",state=\"closed\"} 1.0")
 					.contains("tiered_cache_loads_rejected_total{cache=\"concert\",reason=\"bulkhead-full\"} 0.0")
 					.contains("tiered_cache_loads_rejected_total{cache=\"concert\",reason=\"circuit-open\"} 0.0")
-					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-loader\",state=\"closed\"} 1.0")
-					.contains("resilience4j_bulkhead_available_concurrent_calls{name=\"tiered-cache-loader\"} 16.0")
-					.contains("resilience4j_bulkhead_max_allowed_concurrent_calls{name=\"tiered-cache-loader\"} 16.0");
+					.contains("resilience4j_circuitbreaker_state{name=\"tiered-cache-loader-concert\",state=\"closed\"} 1.0")
+					.contains("resilience4j_bulkhead_available_concurrent_calls{name=\"tiered-cache-loader-concert\"} 16.0")
+					.contains("resilience4j_bulkhead_max_allowed_concurrent_calls{name=\"tiered-cache-loader-concert\"} 16.0");
 			});
 	}
 
@@ -232,7 +310,7 @@ class TieredCacheAutoConfigurationTests {
 				.contains("\"name\": \"tiered-cache.loader.bulkhead.max-concurrent-calls\"")
 				.contains("\"name\": \"tiered-cache.loader.bulkhead.max-wait\"")
 				.contains("\"name\": \"tiered-cache.loader.circuit-breaker.enabled\"")
-				.contains("Time an entry stays in the in-process tier. Must be shorter than l2-ttl.");
+				.contains("Time an entry stays in the in-process tier; shorter than l2-ttl");
 		}
 	}
 

@@ -32,10 +32,10 @@ class TieredCacheExpiryTests {
 	@Test
 	void l1EntryExpiresAfterItsTtlAndIsPromotedAgainFromRedis() {
 		CacheInstance instance = instance(CacheInstance.properties((settings) -> {
-			settings.getDefaults().setL1Ttl(Duration.ofSeconds(10));
-			settings.getDefaults().setJitter(0);
+			settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(10)));
+			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
 			// Without a stale window the entry leaves L1 at its TTL (with one it stays until the window ends).
-			settings.getDefaults().setStaleIfError(Duration.ZERO);
+			settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO));
 		}));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
@@ -54,8 +54,8 @@ class TieredCacheExpiryTests {
 	@Test
 	void jitterSpreadsTheL1ExpiryOfEntriesWrittenTogether() {
 		CacheInstance instance = instance(CacheInstance.properties((settings) -> {
-			settings.getDefaults().setL1Ttl(Duration.ofSeconds(100));
-			settings.getDefaults().setJitter(0.1);
+			settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(100)));
+			settings.cacheDefaults(settings.cacheDefaults().withJitter(0.1));
 		}));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		LongStream.range(0, KEYS).forEach((key) -> cache.get(key, new CountingLoader().returning(new Item(key, "v"))));
@@ -72,10 +72,10 @@ class TieredCacheExpiryTests {
 
 	@Test
 	void jitterSpreadsTheRedisTimeToLive() {
-		TieredCacheProperties properties = CacheInstance.properties((settings) -> {
-			settings.getDefaults().setL2Ttl(Duration.ofSeconds(600));
-			settings.getDefaults().setJitter(0.1);
-			settings.getDefaults().setStaleIfError(Duration.ZERO);
+		CacheInstance.Settings properties = CacheInstance.properties((settings) -> {
+			settings.cacheDefaults(settings.cacheDefaults().withL2Ttl(Duration.ofSeconds(600)));
+			settings.cacheDefaults(settings.cacheDefaults().withJitter(0.1));
+			settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO));
 		});
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
@@ -99,9 +99,9 @@ class TieredCacheExpiryTests {
 	@Test
 	void absentResultLeavesL1AfterTheAbsentTtlWhileValuesStay() {
 		CacheInstance instance = instance(CacheInstance.properties((settings) -> {
-			settings.getDefaults().setL1Ttl(Duration.ofSeconds(30));
-			settings.getDefaults().setAbsentTtl(Duration.ofSeconds(5));
-			settings.getDefaults().setJitter(0);
+			settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(30)));
+			settings.cacheDefaults(settings.cacheDefaults().withAbsentTtl(Duration.ofSeconds(5)));
+			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
 		}));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, new CountingLoader().returning(new Item(1, "one")));
@@ -114,10 +114,8 @@ class TieredCacheExpiryTests {
 	@Test
 	void perCacheOverridesApplyToThatCacheOnly() {
 		CacheInstance instance = instance(CacheInstance.properties((settings) -> {
-			settings.getDefaults().setJitter(0);
-			TieredCacheProperties.CacheOverrides pages = new TieredCacheProperties.CacheOverrides();
-			pages.setL1Ttl(Duration.ofSeconds(2));
-			settings.getCaches().put("pages", pages);
+			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
+			settings.withCacheConfiguration("pages", settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(2)));
 		}));
 		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
 		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
@@ -126,14 +124,14 @@ class TieredCacheExpiryTests {
 		instance.ticker.advance(Duration.ofSeconds(2));
 		assertThat(pages.isInL1(1L)).isFalse();
 		assertThat(items.isInL1(1L)).isTrue();
-		assertThat(pages.spec().l2Ttl()).isEqualTo(TieredCacheProperties.DEFAULT_L2_TTL);
+		assertThat(pages.spec().l2Ttl()).isEqualTo(TieredCacheConfiguration.DEFAULT_L2_TTL);
 	}
 
 	private static int inL1(DefaultTieredCache<Long, Item> cache) {
 		return (int) LongStream.range(0, KEYS).filter(cache::isInL1).count();
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

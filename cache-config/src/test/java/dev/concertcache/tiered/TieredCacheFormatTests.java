@@ -34,7 +34,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void valueIsStoredAsVersionedJsonUnderANamespacedKey() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<PageKey, Page> pages = instance.cache("pages", PageKey.class, Page.class);
 		long before = System.currentTimeMillis();
@@ -47,15 +47,15 @@ class TieredCacheFormatTests {
 		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"" + shape + "\",\"d\":\\{.*");
 		// The fresh-until time (ADR 0031) leads, so that the lock script can compare it without parsing JSON.
 		long freshUntil = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":(\\d+),.*$", "$1"));
-		assertThat(freshUntil - before).isBetween((long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
-				(long) (TieredCacheProperties.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
+		assertThat(freshUntil - before).isBetween((long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
+				(long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
 		assertThat(stored.replaceFirst(",\"f\":\\d+,\"s\":\"[0-9a-f]{8}\"", ""))
 			.isEqualTo("{\"v\":1,\"d\":{\"items\":[{\"id\":41,\"name\":\"a,b\"}],\"next\":\"next\"}}");
 	}
 
 	@Test
 	void freshInstanceReadsWhatAnEarlierOneWroteWithoutLoading() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		try (CacheInstance writer = CacheInstance.start(RedisServer.shared(), properties)) {
 			writer.cache("pages", PageKey.class, Page.class)
 				.get(new PageKey(0, 2), () -> Optional.of(new Page(List.of(new Item(1, "x"), new Item(2, "y")), "c")));
@@ -84,7 +84,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void aValueWrittenWithoutTheReadersShapeIsAMissCountedAndReplacedNeverHalfRead() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		// What this code wrote before values carried their shape, and a value of another shape under this key.
@@ -100,7 +100,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void duringARollingDeployEachShapeIsServedOnlyItsOwnValuesWithoutOverwritingTheOther() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance old = instance(properties);
 		CacheInstance next = instance(properties);
 		DefaultTieredCache<Long, Item> onOld = old.cache("items", Long.class, Item.class);
@@ -140,7 +140,7 @@ class TieredCacheFormatTests {
 
 	@Test
 	void unreadableValueIsAMissThatTheLoadedValueReplaces() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		String key = items.redisKey(1L);
@@ -185,7 +185,7 @@ class TieredCacheFormatTests {
 			.withMessageContaining("exists with keys of java.lang.Long");
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

@@ -91,7 +91,7 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void anInstanceLeftOnTheGenerationBeforeItsCounterWasLostServesTheNewValueAfterAWriteElsewhere() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance old = instance(properties);
 		DefaultTieredCache<Long, Item> onOld = old.cache("items", Long.class, Item.class);
 		onOld.get(1L, () -> Optional.of(OLD));
@@ -114,7 +114,7 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void anEvictAllHeardWhileTheGenerationIsUnknownIsNotUndoneByTheReadOfTheCounter() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("pages", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
@@ -130,7 +130,7 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void aMissingInvalidationNumberMakesTheListenerFlushItsL1() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
@@ -151,7 +151,7 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void aStreamDeletedAndStartedAgainWithoutADisconnectMakesTheListenerFlushItsL1() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
@@ -169,8 +169,8 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void anInstanceThatCannotHearInvalidationsStopsServingOldL1EntriesAfterMaxSilence() {
-		TieredCacheProperties properties = CacheInstance.properties(
-				(settings) -> settings.getInvalidation().setMaxSilence(Duration.ofMillis(750)));
+		CacheInstance.Settings properties = CacheInstance.properties(
+				(settings) -> settings.maxSilence(Duration.ofMillis(750)));
 		CacheInstance writer = instance(properties);
 		CacheInstance deaf = instance(properties);
 		DefaultTieredCache<Long, Item> onDeaf = deaf.cache("items", Long.class, Item.class);
@@ -190,7 +190,7 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void anEvictionWhileTheWritersRedisBreakerIsOpenReachesTheOtherInstancesAtOnce() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance writer = instance(properties);
 		CacheInstance other = instance(properties);
 		DefaultTieredCache<Long, Item> onOther = other.cache("items", Long.class, Item.class);
@@ -207,8 +207,8 @@ class TieredCacheFreshnessTests {
 
 	@Test
 	void theWriterDoesNotReadBackFromRedisTheValueItsUndeliveredEvictionRemoves() {
-		TieredCacheProperties properties = CacheInstance.properties(
-				(settings) -> settings.getInvalidation().setRetryInterval(Duration.ofHours(1)));
+		CacheInstance.Settings properties = CacheInstance.properties(
+				(settings) -> settings.retryInterval(Duration.ofHours(1)));
 		CacheInstance writer = instance(properties);
 		CacheInstance other = instance(properties);
 		DefaultTieredCache<Long, Item> onWriter = writer.cache("items", Long.class, Item.class);
@@ -235,7 +235,7 @@ class TieredCacheFreshnessTests {
 	@Test
 	void aReaderWaitsForAnotherReadersHangingLoadNoLongerThanTheLockTime() throws Exception {
 		CacheInstance instance = instance(
-				CacheInstance.properties((settings) -> settings.getLock().setTtl(Duration.ofMillis(200))));
+				CacheInstance.properties((settings) -> settings.lockTtl(Duration.ofMillis(200))));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch hanging = new CountDownLatch(1);
 		CountDownLatch started = new CountDownLatch(1);
@@ -257,7 +257,7 @@ class TieredCacheFreshnessTests {
 	@Test
 	void inRedisModeAReadAfterAnEvictionDoesNotJoinALoadThatStartedBeforeIt() throws Exception {
 		CacheInstance instance = instance(
-				CacheInstance.properties((settings) -> settings.setMode(TieredCacheProperties.Mode.REDIS)));
+				CacheInstance.properties((settings) -> settings.mode(TieredCacheMode.REDIS)));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch readTheOldRow = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
@@ -280,7 +280,7 @@ class TieredCacheFreshnessTests {
 	@Test
 	void aLoaderBugIsThrownEvenWhenAStaleValueCouldBeServed() {
 		CacheInstance instance = instance(CacheInstance.properties(
-				(settings) -> settings.getDefaults().setStaleIfError(Duration.ofMinutes(5))));
+				(settings) -> settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(5)))));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofMinutes(1));
@@ -294,7 +294,7 @@ class TieredCacheFreshnessTests {
 		}).stale()).isTrue();
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

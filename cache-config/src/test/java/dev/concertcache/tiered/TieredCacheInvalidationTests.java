@@ -43,7 +43,7 @@ class TieredCacheInvalidationTests {
 
 	@Test
 	void evictionOnOneInstanceRemovesTheEntryFromTheOthersL1() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
@@ -61,7 +61,7 @@ class TieredCacheInvalidationTests {
 
 	@Test
 	void evictAllMovesToTheNextGenerationWithOneCommandAndNoKeyScan() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("pages", Long.class, Item.class);
@@ -91,7 +91,7 @@ class TieredCacheInvalidationTests {
 
 	@Test
 	void crossInstanceInvalidationLagIsUnder100MillisecondsAtThe99thPercentile() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -126,7 +126,7 @@ class TieredCacheInvalidationTests {
 
 	@Test
 	void evictionSentWhileTheListenerIsDisconnectedArrivesAfterItReconnects() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		// B reconnects only after 300 ms, so that A's eviction certainly happens while B is disconnected.
 		CacheInstance b = instance(properties, DefaultClientResources.builder()
@@ -150,7 +150,7 @@ class TieredCacheInvalidationTests {
 
 	@Test
 	void invalidationsTrimmedWhileTheListenerWasDisconnectedMakeItFlushItsL1() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties, DefaultClientResources.builder()
 			.reconnectDelay(Delay.constant(Duration.ofMillis(300)))
@@ -166,11 +166,11 @@ class TieredCacheInvalidationTests {
 		assertThat(b.count("tiered.cache.evictions", "cache", "items", "tier", "l1", "cause", "flush")).isEqualTo(1);
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		return instance(properties, DefaultClientResources.create());
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties, DefaultClientResources resources) {
+	private CacheInstance instance(CacheInstance.Settings properties, DefaultClientResources resources) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties, resources);
 		this.closeables.add(instance);
 		return instance;

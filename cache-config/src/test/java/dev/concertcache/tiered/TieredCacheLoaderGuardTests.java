@@ -10,10 +10,12 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
+import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,10 +52,8 @@ class TieredCacheLoaderGuardTests {
 
 	@Test
 	void bulkheadBoundsLoadsInProgressAndTurnsTheNextMissAwayQuicklyWhileHitsGoOn() throws Exception {
-		CacheInstance instance = instance((loader) -> {
-			loader.getBulkhead().setMaxConcurrentCalls(2);
-			loader.getBulkhead().setMaxWait(Duration.ofMillis(50));
-		});
+		CacheInstance instance = instance((configuration) -> configuration.withLoaderBulkhead(
+				BulkheadConfig.custom().maxConcurrentCalls(2).maxWaitDuration(Duration.ofMillis(50)).build()));
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(100L, () -> Optional.of(new Item(100, "cached")));
 		CountDownLatch started = new CountDownLatch(2);
@@ -68,7 +68,7 @@ class TieredCacheLoaderGuardTests {
 			})));
 		}
 		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
-		assertThat(instance.manager.loaderGuard().bulkhead().getMetrics().getAvailableConcurrentCalls()).isZero();
+		assertThat(instance.manager.loaderGuard("items").bulkhead().getMetrics().getAvailableConcurrentCalls()).isZero();
 
 		long before = System.nanoTime();
 		CountingLoader third = new CountingLoader();
@@ -100,7 +100,7 @@ class TieredCacheLoaderGuardTests {
 	void circuitOpensOnUnavailableFailuresRejectsMissesAtOnceAndClosesWhenTheLoaderIsBack() {
 		CacheInstance instance = instance(this::smallBreaker);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		CircuitBreaker breaker = instance.manager.loaderGuard().breaker();
+		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
 		AtomicInteger calls = new AtomicInteger();
 		Supplier<Optional<Item>> down = () -> {
 			calls.incrementAndGet();
@@ -143,7 +143,7 @@ class TieredCacheLoaderGuardTests {
 				throw new IllegalStateException("a bug, not an outage");
 			}));
 		}
-		assertThat(instance.manager.loaderGuard().breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(instance.manager.loaderGuard("items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	@Test
@@ -151,7 +151,7 @@ class TieredCacheLoaderGuardTests {
 		CacheInstance instance = instance(this::smallBreaker);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(new Item(1, "one")));
-		instance.manager.loaderGuard().breaker().transitionToOpenState();
+		instance.manager.loaderGuard("items").breaker().transitionToOpenState();
 		instance.ticker.advance(Duration.ofMinutes(1));
 		instance.clock.advance(Duration.ofMinutes(12));
 		CountingLoader loader = new CountingLoader();
@@ -204,18 +204,56 @@ class TieredCacheLoaderGuardTests {
 		assertThat(loads.get()).as("%d readers of %d expired keys", readers, keys).isEqualTo(keys);
 	}
 
-	private void smallBreaker(TieredCacheProperties.Loader loader) {
-		loader.getCircuitBreaker().setMinimumNumberOfCalls(4);
-		loader.getCircuitBreaker().setSlidingWindowSize(4);
-		loader.getCircuitBreaker().setPermittedNumberOfCallsInHalfOpenState(2);
-		loader.getCircuitBreaker().setWaitDurationInOpenState(Duration.ofMillis(300));
+	@Test
+	void aSlowAndThenFailingLoaderOfOneCacheLeavesAnotherCachesMissesLoading() throws Exception {
+		CacheInstance instance = instance((configuration) -> smallBreaker(configuration)
+			.withLoaderBulkhead(BulkheadConfig.custom().maxConcurrentCalls(1).maxWaitDuration(Duration.ZERO).build()));
+		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CountDownLatch started = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> slow = this.threads.submit(() -> pages.get(1L, () -> {
+			started.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(new Item(1, "page"));
+		}));
+		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
+		assertThatExceptionOfType(LoadRejectedException.class)
+			.isThrownBy(() -> pages.get(2L, () -> Optional.of(new Item(2, "page"))))
+			.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(Reason.BULKHEAD_FULL));
+		CountingLoader loader = new CountingLoader();
+		assertThat(items.get(1L, loader.returning(new Item(1, "item")))).as("while a page load holds its slot")
+			.contains(new Item(1, "item"));
+		release.countDown();
+		assertThat(slow.get(5, TimeUnit.SECONDS)).isPresent();
+
+		for (long key = 10; key < 13; key++) {
+			long id = key;
+			assertThatExceptionOfType(DataAccessResourceFailureException.class).isThrownBy(() -> pages.get(id, () -> {
+				throw new DataAccessResourceFailureException("list query times out");
+			}));
+		}
+		assertThat(instance.manager.loaderGuard("pages").breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(items.get(2L, loader.returning(new Item(2, "item")))).as("while the pages' breaker is open")
+			.contains(new Item(2, "item"));
+		assertThat(loader.calls()).isEqualTo(2);
+		assertThat(instance.manager.loaderGuard("items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
-	private CacheInstance instance(Consumer<TieredCacheProperties.Loader> loader) {
+	private TieredCacheConfiguration smallBreaker(TieredCacheConfiguration configuration) {
+		return configuration.withLoaderCircuitBreaker(CircuitBreakerConfig.from(configuration.loaderCircuitBreaker())
+			.minimumNumberOfCalls(4)
+			.slidingWindowSize(4)
+			.permittedNumberOfCallsInHalfOpenState(2)
+			.waitDurationInOpenState(Duration.ofMillis(300))
+			.build());
+	}
+
+	private CacheInstance instance(UnaryOperator<TieredCacheConfiguration> loader) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), CacheInstance.properties((settings) -> {
-			settings.getDefaults().setL1Ttl(Duration.ofSeconds(30));
-			settings.getDefaults().setL2Ttl(Duration.ofMinutes(10));
-			loader.accept(settings.getLoader());
+			settings.cacheDefaults(loader.apply(settings.cacheDefaults()
+				.withL1Ttl(Duration.ofSeconds(30))
+				.withL2Ttl(Duration.ofMinutes(10))));
 		}));
 		this.closeables.add(instance);
 		return instance;

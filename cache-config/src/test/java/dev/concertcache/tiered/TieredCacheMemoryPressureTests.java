@@ -40,7 +40,7 @@ class TieredCacheMemoryPressureTests {
 		// The repository's redis.conf with a memory limit a few thousand pages exceed.
 		this.server = new RedisServer("--maxmemory", "4mb");
 		this.server.start();
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		this.instance = CacheInstance.start(this.server, properties);
 		DefaultTieredCache<Long, Item> pages = this.instance.cache("pages", Long.class, Item.class);
 		pages.evictAll();

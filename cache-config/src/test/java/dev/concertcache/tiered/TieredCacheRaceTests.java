@@ -61,7 +61,7 @@ class TieredCacheRaceTests {
 
 	@Test
 	void loadThatStartedBeforeAnEvictionOnTheSameInstanceIsStoredInNeitherTier() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
@@ -87,7 +87,7 @@ class TieredCacheRaceTests {
 
 	@Test
 	void loadThatStartedBeforeAnEvictionOnAnotherInstanceIsStoredInNeitherTier() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -116,8 +116,8 @@ class TieredCacheRaceTests {
 	@Test
 	void loadThatReadAfterTheWriteButFinishesAfterAnOlderLoadIsTheValueEveryInstanceServes() throws Exception {
 		// A short lock: B stops waiting for A's load lock and loads by itself while A still holds the old row.
-		TieredCacheProperties properties = CacheInstance.properties(
-				(settings) -> settings.getLock().setTtl(Duration.ofMillis(200)));
+		CacheInstance.Settings properties = CacheInstance.properties(
+				(settings) -> settings.lockTtl(Duration.ofMillis(200)));
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -157,7 +157,7 @@ class TieredCacheRaceTests {
 
 	@Test
 	void listPageLoadThatStartedBeforeAnEvictAllIsStoredOnlyUnderTheOldGeneration() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
@@ -177,7 +177,7 @@ class TieredCacheRaceTests {
 		assertThat(loader.calls()).isEqualTo(1);
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

@@ -54,7 +54,7 @@ class TieredCacheReadPathTests {
 
 	@Test
 	void l1MissOnAnotherInstanceIsServedFromRedisAndPromotedIntoItsL1() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		CountingLoader loader = new CountingLoader();
@@ -98,7 +98,7 @@ class TieredCacheReadPathTests {
 
 	@Test
 	void coldStartOfTwoInstancesLoadsOnceWhileTheOtherWaitsForRedis() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		CountDownLatch loading = new CountDownLatch(1);
@@ -130,8 +130,8 @@ class TieredCacheReadPathTests {
 
 	@Test
 	void waiterLoadsByItselfWhenTheLockHolderTakesLongerThanTheLockTtl() throws Exception {
-		TieredCacheProperties properties = CacheInstance.properties(
-				(settings) -> settings.getLock().setTtl(Duration.ofMillis(200)));
+		CacheInstance.Settings properties = CacheInstance.properties(
+				(settings) -> settings.lockTtl(Duration.ofMillis(200)));
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		CountDownLatch loading = new CountDownLatch(1);
@@ -152,7 +152,7 @@ class TieredCacheReadPathTests {
 
 	@Test
 	void absentResultIsCachedInBothTiers() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		CountingLoader loader = new CountingLoader();
@@ -186,8 +186,8 @@ class TieredCacheReadPathTests {
 
 	@Test
 	void redisModeReadsEveryTimeFromRedisAndCountsOnlyTheL2Tier() {
-		TieredCacheProperties properties = CacheInstance
-			.properties((settings) -> settings.setMode(TieredCacheProperties.Mode.REDIS));
+		CacheInstance.Settings properties = CacheInstance
+			.properties((settings) -> settings.mode(TieredCacheMode.REDIS));
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
@@ -203,12 +203,12 @@ class TieredCacheReadPathTests {
 
 	@Test
 	void modeNoneCannotBuildATwoTierManager() {
-		TieredCacheProperties properties = CacheInstance
-			.properties((settings) -> settings.setMode(TieredCacheProperties.Mode.NONE));
+		CacheInstance.Settings properties = CacheInstance
+			.properties((settings) -> settings.mode(TieredCacheMode.NONE));
 		assertThatIllegalStateException().isThrownBy(() -> instance(properties)).withMessageContaining("NONE");
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

@@ -53,7 +53,7 @@ class TieredCacheRedisDownTests {
 	@Test
 	void readsNeverFailWhileRedisIsDownAndTiersAgreeAgainWhenItIsBack() throws Exception {
 		this.redis.start();
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -128,7 +128,7 @@ class TieredCacheRedisDownTests {
 	@Test
 	void readsStayFastWhileRedisHangsBecauseTimeoutsOpenTheBreaker() throws Exception {
 		this.redis.start();
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		for (long id = 1; id <= 2 * WARM; id++) {
@@ -170,7 +170,7 @@ class TieredCacheRedisDownTests {
 	void instanceStartsAndServesReadsWhileRedisIsDown() {
 		this.redis.start();
 		this.redis.kill();
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = CacheInstance.startWithoutWaiting(this.redis, properties);
 		this.closeables.add(a);
 		this.database.put(1L, new Item(1, "v1"));
@@ -191,7 +191,7 @@ class TieredCacheRedisDownTests {
 		};
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(this.redis, properties);
 		this.closeables.add(instance);
 		return instance;

@@ -86,7 +86,7 @@ class TieredCacheStaleIfErrorTests {
 
 	@Test
 	void valueRedisKeepsPastItsFreshnessIsServedStaleOnAnInstanceThatNeverHadIt() {
-		TieredCacheProperties properties = settings();
+		CacheInstance.Settings properties = settings();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		a.cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
@@ -102,7 +102,7 @@ class TieredCacheStaleIfErrorTests {
 
 	@Test
 	void staleValueInRedisIsLoadedAgainUnderTheLockAndReplacedWhenTheLoaderWorks() {
-		TieredCacheProperties properties = settings();
+		CacheInstance.Settings properties = settings();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		a.cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
@@ -136,10 +136,8 @@ class TieredCacheStaleIfErrorTests {
 
 	@Test
 	void cacheThatTurnsItOffNeverServesStale() {
-		TieredCacheProperties properties = settings();
-		TieredCacheProperties.CacheOverrides off = new TieredCacheProperties.CacheOverrides();
-		off.setStaleIfError(Duration.ZERO);
-		properties.getCaches().put("strict", off);
+		CacheInstance.Settings properties = settings().and((settings) -> settings.withCacheConfiguration("strict",
+				settings.cacheDefaults().withStaleIfError(Duration.ZERO)));
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> strict = instance.cache("strict", Long.class, Item.class);
 		strict.get(1L, () -> Optional.of(OLD));
@@ -170,7 +168,7 @@ class TieredCacheStaleIfErrorTests {
 
 	@Test
 	void evictedValueIsNeverServedStale() {
-		TieredCacheProperties properties = settings();
+		CacheInstance.Settings properties = settings();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -221,8 +219,7 @@ class TieredCacheStaleIfErrorTests {
 
 	@Test
 	void redisModeServesTheValueRedisKeepsStale() {
-		TieredCacheProperties properties = settings();
-		properties.setMode(TieredCacheProperties.Mode.REDIS);
+		CacheInstance.Settings properties = settings().and((settings) -> settings.mode(TieredCacheMode.REDIS));
 		CacheInstance instance = instance(properties);
 		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
@@ -232,11 +229,11 @@ class TieredCacheStaleIfErrorTests {
 	}
 
 	/** L1 10 s, L2 1 min, no jitter, the default stale window (5 min). */
-	private static TieredCacheProperties settings() {
+	private static CacheInstance.Settings settings() {
 		return CacheInstance.properties((settings) -> {
-			settings.getDefaults().setL1Ttl(Duration.ofSeconds(10));
-			settings.getDefaults().setL2Ttl(Duration.ofMinutes(1));
-			settings.getDefaults().setJitter(0);
+			settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(10)));
+			settings.cacheDefaults(settings.cacheDefaults().withL2Ttl(Duration.ofMinutes(1)));
+			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
 		});
 	}
 
@@ -250,7 +247,7 @@ class TieredCacheStaleIfErrorTests {
 		return instance.count("tiered.cache.stale.served", "cache", "items");
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

@@ -55,7 +55,7 @@ class TieredCacheTransactionTests {
 
 	@Test
 	void evictionInsideATransactionWaitsForTheCommit() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
@@ -80,7 +80,7 @@ class TieredCacheTransactionTests {
 
 	@Test
 	void rollbackEvictsNothing() {
-		TieredCacheProperties properties = CacheInstance.properties();
+		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		onA.get(1L, new CountingLoader().returning(OLD));
@@ -101,7 +101,7 @@ class TieredCacheTransactionTests {
 		assertThat(a.redis.opsForValue().get(generationKey)).isEqualTo(generation);
 	}
 
-	private CacheInstance instance(TieredCacheProperties properties) {
+	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;

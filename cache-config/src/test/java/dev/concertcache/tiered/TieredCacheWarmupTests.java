@@ -20,7 +20,7 @@ class TieredCacheWarmupTests {
 
 	private final List<AutoCloseable> closeables = new ArrayList<>();
 
-	private final TieredCacheProperties properties = CacheInstance.properties();
+	private final CacheInstance.Settings properties = CacheInstance.properties();
 
 	@AfterEach
 	void close() throws Exception {

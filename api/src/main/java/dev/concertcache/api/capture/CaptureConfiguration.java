@@ -20,7 +20,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
-import dev.concertcache.tiered.TieredCacheProperties;
+import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.TieredCacheConfiguration;
+import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 
 /**
  * Change data capture, unless {@code concert-cache.capture.mode} is {@code off}: connection settings default to
@@ -57,8 +59,10 @@ class CaptureConfiguration {
 		String password = (properties.getPassword() != null) ? properties.getPassword()
 				: environment.getProperty("spring.datasource.password");
 		BinlogServer server = new BinlogServer(host, port, username, password, properties.getConnectTimeout());
-		TieredCacheProperties caches = cacheProperties.getIfAvailable(TieredCacheProperties::new);
-		CaptureLease lease = new CaptureLease(redis, caches.getKeyPrefix(), properties.getLease().getTtl());
+		TieredCacheProperties caches = cacheProperties.getIfAvailable();
+		String keyPrefix = (caches != null && caches.keyPrefix() != null) ? caches.keyPrefix()
+				: DefaultTieredCacheManager.DEFAULT_KEY_PREFIX;
+		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
 		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
 				concertCaches, scheduleCaches, new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
@@ -76,12 +80,14 @@ class CaptureConfiguration {
 
 	/** The longest any tier keeps an entry: how stale a change by another application can be seen without capture. */
 	private static Duration stalenessBound(TieredCacheProperties caches) {
-		Stream<Duration> defaults = Stream.of(caches.getDefaults().getL1Ttl(), caches.getDefaults().getL2Ttl());
-		Stream<Duration> overrides = caches.getCaches()
-			.values()
-			.stream()
-			.flatMap((cache) -> Stream.of(cache.getL1Ttl(), cache.getL2Ttl()));
-		return Stream.concat(defaults, overrides)
+		TieredCacheConfiguration defaults = TieredCacheConfiguration.defaultConfig();
+		Stream<Duration> builtIn = Stream.of(defaults.l1Ttl(), defaults.l2Ttl());
+		if (caches == null) {
+			return builtIn.max(Duration::compareTo).orElse(Duration.ZERO);
+		}
+		Stream<Duration> configured = Stream.concat(Stream.of(caches.defaults()), caches.caches().values().stream())
+			.flatMap((cache) -> Stream.of(cache.l1Ttl(), cache.l2Ttl()));
+		return Stream.concat(builtIn, configured)
 			.filter(java.util.Objects::nonNull)
 			.max(Duration::compareTo)
 			.orElse(Duration.ZERO);

@@ -1,5 +1,8 @@
 package dev.concertcache.api.database;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
 import javax.sql.DataSource;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -17,9 +20,10 @@ import dev.concertcache.tiered.DefaultTieredCacheManager;
  * Lets the connection pool reconnect as soon as the database is back (ADR 0030). While it is down, HikariCP's
  * connection creator keeps retrying to reach {@code minimum-idle} and doubles its pause each time, up to 5 s;
  * after the database returns, the pool then stays empty for up to 5 s and every miss fails with 503 although
- * the database answers. So while the cache's loader circuit breaker is open (the database is known to be down)
+ * the database answers. So while a cache's loader circuit breaker is open (the database is known to be down)
  * the pool's minimum is 0: the creator stops, and each trial load of the half-open breaker starts a fresh one,
- * which connects at once when the database is back. The configured minimum returns when the breaker closes.
+ * which connects at once when the database is back. The configured minimum returns when every breaker is closed
+ * (each cache has its own: ADR 0030).
  */
 @Component
 class ConnectionPoolRecovery implements SmartInitializingSingleton {
@@ -41,15 +45,26 @@ class ConnectionPoolRecovery implements SmartInitializingSingleton {
 		if (manager == null || !(this.dataSource.getIfUnique() instanceof HikariDataSource pool)) {
 			return;
 		}
-		manager.getLoaderCircuitBreaker().ifPresent((breaker) -> follow(breaker, pool));
+		int minimumIdle = pool.getMinimumIdle();
+		Set<String> open = ConcurrentHashMap.newKeySet();
+		for (String cache : manager.getCacheNames()) {
+			manager.getLoaderCircuitBreaker(cache).ifPresent((breaker) -> follow(breaker, pool, minimumIdle, open));
+		}
 	}
 
-	private static void follow(CircuitBreaker breaker, HikariDataSource pool) {
-		int minimumIdle = pool.getMinimumIdle();
+	private static void follow(CircuitBreaker breaker, HikariDataSource pool, int minimumIdle, Set<String> open) {
 		breaker.getEventPublisher().onStateTransition((event) -> {
 			switch (event.getStateTransition().getToState()) {
-				case OPEN, FORCED_OPEN -> setMinimumIdle(pool, 0);
-				case CLOSED -> setMinimumIdle(pool, minimumIdle);
+				case OPEN, FORCED_OPEN -> {
+					open.add(breaker.getName());
+					setMinimumIdle(pool, 0);
+				}
+				case CLOSED -> {
+					open.remove(breaker.getName());
+					if (open.isEmpty()) {
+						setMinimumIdle(pool, minimumIdle);
+					}
+				}
 				default -> {
 				}
 			}

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.zaxxer.hikari.HikariDataSource;
@@ -46,7 +47,7 @@ import dev.concertcache.testsupport.MariaDbServer;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
-import dev.concertcache.tiered.TieredCacheManagerCustomizer;
+import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -157,7 +158,7 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 		assertThat(count("tiered.cache.loads.rejected", "reason", "circuit-open"))
 			.as("once the breaker is open, misses fail without trying")
 			.isPositive();
-		assertThat(gauge("resilience4j.circuitbreaker.state", "name", "tiered-cache-loader", "state", "closed"))
+		assertThat(gauge("resilience4j.circuitbreaker.state", "name", "tiered-cache-loader-concert", "state", "closed"))
 			.as("open, or half-open for its trial loads")
 			.isZero();
 		assertThat(((HikariDataSource) this.dataSource).getMinimumIdle())
@@ -357,11 +358,14 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 	 */
 	private void awaitLoaderCircuitClosed() {
 		await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
-			// Distinct keys: each miss is one load, and a closed breaker needs successful ones. Ids no concert has
-			// (a load that finds nothing succeeds): list pages of every size share two keys (hole 11).
-			int status = get("/api/concerts/" + (100_000 + this.warmUpSize.getAndIncrement())).status();
-			return status == 404
-					&& gauge("resilience4j.circuitbreaker.state", "name", "tiered-cache-loader", "state", "closed") == 1;
+			// Misses of every cache (each has its own breaker): a closed breaker needs successful loads.
+			((DefaultTieredCacheManager) this.caches).evictAllCaches();
+			boolean answered = Stream.of("/api/concerts?size=" + (1 + this.warmUpSize.getAndIncrement() % 100),
+					"/api/concerts/3", "/api/concerts/3/schedules")
+				.allMatch((path) -> get(path).status() == 200);
+			return answered && Stream.of("concert", "concert-page", "schedules")
+				.allMatch((cache) -> gauge("resilience4j.circuitbreaker.state", "name", "tiered-cache-loader-" + cache,
+						"state", "closed") == 1);
 		});
 	}
 

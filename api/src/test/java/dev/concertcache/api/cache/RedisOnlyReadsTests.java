@@ -10,7 +10,7 @@ import org.springframework.test.context.ActiveProfiles;
 
 import dev.concertcache.api.CachedApiTestSupport;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
-import dev.concertcache.tiered.TieredCacheProperties;
+import dev.concertcache.tiered.TieredCacheMode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +29,7 @@ class RedisOnlyReadsTests extends CachedApiTestSupport {
 
 	@Test
 	void repeatedReadsAreRedisHitsWithoutQueries() {
-		assertThat(((DefaultTieredCacheManager) this.caches).getMode()).isEqualTo(TieredCacheProperties.Mode.REDIS);
+		assertThat(((DefaultTieredCacheManager) this.caches).getMode()).isEqualTo(TieredCacheMode.REDIS);
 		READS.forEach(this::get);
 		double hits = count("l2", "hit");
 		long selects = selectsExecuted();

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered.redis;
+package dev.concertcache.tiered.autoconfigure.redis;
 
 import dev.concertcache.testsupport.RedisServer;
 import org.junit.jupiter.api.AfterEach;

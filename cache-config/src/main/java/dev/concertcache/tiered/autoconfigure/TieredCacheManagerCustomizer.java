@@ -1,4 +1,6 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.autoconfigure;
+
+import dev.concertcache.tiered.DefaultTieredCacheManager;
 
 /**
  * Callback that customizes the {@link DefaultTieredCacheManager.Builder} before the auto-configured manager is

@@ -4,6 +4,6 @@
  * (ADR-0020).
  */
 @NullMarked
-package dev.concertcache.tiered.redis;
+package dev.concertcache.tiered.autoconfigure.redis;
 
 import org.jspecify.annotations.NullMarked;

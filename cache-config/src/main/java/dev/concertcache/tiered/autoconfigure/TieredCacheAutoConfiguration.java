@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.autoconfigure;
 
 import com.github.benmanes.caffeine.cache.Caffeine;
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -14,11 +14,17 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
+
+import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.PassThroughCacheManager;
+import dev.concertcache.tiered.TieredCacheManager;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} of the two-tier cache. Creates the
@@ -39,15 +45,16 @@ public final class TieredCacheAutoConfiguration {
 
 		@Bean
 		@ConditionalOnMissingBean(TieredCacheManager.class)
-		DefaultTieredCacheManager tieredCacheManager(TieredCacheProperties properties,
+		DefaultTieredCacheManager tieredCacheManager(TieredCacheProperties properties, Environment environment,
 				ObjectProvider<RedisConnectionFactory> connectionFactory, ObjectProvider<MeterRegistry> meterRegistry,
 				ObjectProvider<CircuitBreakerRegistry> circuitBreakerRegistry,
 				ObjectProvider<BulkheadRegistry> bulkheadRegistry,
 				ObjectProvider<TieredCacheManagerCustomizer> customizers) {
 			RedisConnectionFactory factory = connectionFactory.getIfUnique();
-			Assert.state(factory != null, () -> "tiered-cache.mode is " + properties.getMode()
+			Assert.state(factory != null, () -> "tiered-cache.mode is " + properties.mode()
 					+ " but there is no RedisConnectionFactory: configure spring.data.redis.* or set tiered-cache.mode=none");
-			DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(factory, properties);
+			DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(factory);
+			new TieredCacheSettingsMapper(properties, Binder.get(environment)).applyTo(builder);
 			meterRegistry.ifUnique(builder::meterRegistry);
 			circuitBreakerRegistry.ifUnique(builder::circuitBreakerRegistry);
 			bulkheadRegistry.ifUnique(builder::bulkheadRegistry);

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered.redis;
+package dev.concertcache.tiered.autoconfigure.redis;
 
 import java.util.Locale;
 import java.util.Properties;

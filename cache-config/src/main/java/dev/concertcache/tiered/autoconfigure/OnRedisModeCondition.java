@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.autoconfigure;
 
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
@@ -6,7 +6,7 @@ import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.core.type.AnnotatedTypeMetadata;
 
-import dev.concertcache.tiered.TieredCacheProperties.Mode;
+import dev.concertcache.tiered.TieredCacheMode;
 
 /**
  * Matches when {@code tiered-cache.mode} is TIERED or REDIS, the modes that use Redis.
@@ -15,8 +15,10 @@ class OnRedisModeCondition extends SpringBootCondition {
 
 	@Override
 	public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
-		Mode mode = Binder.get(context.getEnvironment()).bind("tiered-cache.mode", Mode.class).orElse(Mode.NONE);
-		if (mode == Mode.NONE) {
+		TieredCacheMode mode = Binder.get(context.getEnvironment())
+			.bind("tiered-cache.mode", TieredCacheMode.class)
+			.orElse(TieredCacheMode.NONE);
+		if (mode == TieredCacheMode.NONE) {
 			return ConditionOutcome.noMatch("tiered-cache.mode is NONE");
 		}
 		return ConditionOutcome.match("tiered-cache.mode is " + mode);

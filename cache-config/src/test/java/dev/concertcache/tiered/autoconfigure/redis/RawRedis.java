@@ -1,4 +1,4 @@
-package dev.concertcache.tiered.redis;
+package dev.concertcache.tiered.autoconfigure.redis;
 
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered.redis;
+package dev.concertcache.tiered.autoconfigure.redis;
 
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.util.Assert;

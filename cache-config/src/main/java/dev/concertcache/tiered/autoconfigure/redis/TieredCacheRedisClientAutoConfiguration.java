@@ -1,4 +1,4 @@
-package dev.concertcache.tiered.redis;
+package dev.concertcache.tiered.autoconfigure.redis;
 
 import io.lettuce.core.RedisClient;
 

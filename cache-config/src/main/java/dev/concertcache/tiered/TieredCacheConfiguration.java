@@ -1,0 +1,194 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The immutable settings of one cache, changed with withers (as Spring Data Redis'
+ * {@code RedisCacheConfiguration}): {@code TieredCacheConfiguration.defaultConfig().withL1Ttl(...)}.
+ *
+ * @param l1Ttl time an entry stays in the in-process tier
+ * @param l2Ttl time an entry stays in Redis
+ * @param absentTtl time an absent result stays cached, in both tiers
+ * @param l1MaximumSize maximum number of in-process entries
+ * @param jitter fraction by which each time to live is spread either way
+ * @param staleIfError time an expired value may still be served, marked stale, while the loader fails (zero: off)
+ * @param loaderBulkhead the bulkhead of this cache's loader calls (ADR 0030)
+ * @param loaderCircuitBreaker the circuit breaker of this cache's loader calls, {@code null} for none; which
+ * failures count stays the cache's decision ({@link LoaderFailures})
+ * @author concert-cache
+ */
+public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1MaximumSize,
+		double jitter, Duration staleIfError, BulkheadConfig loaderBulkhead,
+		@Nullable CircuitBreakerConfig loaderCircuitBreaker) {
+
+	/** Default L1 (Caffeine) time to live. */
+	public static final Duration DEFAULT_L1_TTL = Duration.ofSeconds(30);
+
+	/** Default L2 (Redis) time to live. */
+	public static final Duration DEFAULT_L2_TTL = Duration.ofMinutes(10);
+
+	/** Default time to live of an absent result, in both tiers. */
+	public static final Duration DEFAULT_ABSENT_TTL = Duration.ofSeconds(5);
+
+	/** Default maximum number of L1 entries per cache. */
+	public static final long DEFAULT_L1_MAXIMUM_SIZE = 10_000;
+
+	/** Default jitter: every TTL is spread by up to this fraction either way. */
+	public static final double DEFAULT_JITTER = 0.1;
+
+	/** Default stale-if-error window (RFC 5861). */
+	public static final Duration DEFAULT_STALE_IF_ERROR = Duration.ofMinutes(5);
+
+	/** Default loader bulkhead: 16 loads in progress per cache and instance, 50 ms wait for a slot. */
+	public static final BulkheadConfig DEFAULT_LOADER_BULKHEAD = BulkheadConfig.custom()
+		.maxConcurrentCalls(16)
+		.maxWaitDuration(Duration.ofMillis(50))
+		.build();
+
+	/**
+	 * Default loader breaker: opens when half of the last 20 loads (10 at least) failed as unavailable, stays open
+	 * 1 s, then lets 3 trial loads through.
+	 */
+	public static final CircuitBreakerConfig DEFAULT_LOADER_CIRCUIT_BREAKER = CircuitBreakerConfig.custom()
+		.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+		.slidingWindowSize(20)
+		.minimumNumberOfCalls(10)
+		.failureRateThreshold(50)
+		.waitDurationInOpenState(Duration.ofSeconds(1))
+		.permittedNumberOfCallsInHalfOpenState(3)
+		.automaticTransitionFromOpenToHalfOpenEnabled(true)
+		.build();
+
+	static final double MAXIMUM_JITTER = 0.5;
+
+	private static final TieredCacheConfiguration DEFAULT = new TieredCacheConfiguration(DEFAULT_L1_TTL,
+			DEFAULT_L2_TTL, DEFAULT_ABSENT_TTL, DEFAULT_L1_MAXIMUM_SIZE, DEFAULT_JITTER, DEFAULT_STALE_IF_ERROR,
+			DEFAULT_LOADER_BULKHEAD, DEFAULT_LOADER_CIRCUIT_BREAKER);
+
+	/** The defaults, the start of every configuration. */
+	public static TieredCacheConfiguration defaultConfig() {
+		return DEFAULT;
+	}
+
+	public TieredCacheConfiguration withL1Ttl(Duration l1Ttl) {
+		return new TieredCacheConfiguration(l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
+				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withL2Ttl(Duration l2Ttl) {
+		return new TieredCacheConfiguration(this.l1Ttl, l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
+				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withAbsentTtl(Duration absentTtl) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, absentTtl, this.l1MaximumSize, this.jitter,
+				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withL1MaximumSize(long l1MaximumSize) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, l1MaximumSize, this.jitter,
+				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withJitter(double jitter) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, jitter,
+				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withStaleIfError(Duration staleIfError) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
+				staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withLoaderBulkhead(BulkheadConfig loaderBulkhead) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
+				this.staleIfError, loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	/** With this loader breaker, or none for {@code null} (every miss then waits for the loader's own timeouts). */
+	public TieredCacheConfiguration withLoaderCircuitBreaker(@Nullable CircuitBreakerConfig loaderCircuitBreaker) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
+				this.staleIfError, this.loaderBulkhead, loaderCircuitBreaker);
+	}
+
+	/**
+	 * Checks that the settings make sense together.
+	 * @param where the property path the settings come from, for the message
+	 * @return this configuration
+	 * @throws IllegalStateException naming the property and both values otherwise
+	 */
+	TieredCacheConfiguration validate(String where) {
+		requirePositive(where + ".l1-ttl", this.l1Ttl);
+		requirePositive(where + ".l2-ttl", this.l2Ttl);
+		requirePositive(where + ".absent-ttl", this.absentTtl);
+		if (this.l1Ttl.compareTo(this.l2Ttl) >= 0) {
+			throw new IllegalStateException(where + ".l1-ttl (" + this.l1Ttl + ") must be shorter than " + where
+					+ ".l2-ttl (" + this.l2Ttl + "): an instance's copy must expire before the shared one");
+		}
+		if (this.absentTtl.compareTo(this.l2Ttl) > 0) {
+			throw new IllegalStateException(where + ".absent-ttl (" + this.absentTtl + ") must not be longer than "
+					+ where + ".l2-ttl (" + this.l2Ttl + ")");
+		}
+		if (this.l1MaximumSize < 0) {
+			throw new IllegalStateException(where + ".l1-maximum-size must not be negative, was " + this.l1MaximumSize);
+		}
+		if (!(this.jitter >= 0 && this.jitter <= MAXIMUM_JITTER)) {
+			throw new IllegalStateException(
+					where + ".jitter must be between 0 and " + MAXIMUM_JITTER + ", was " + this.jitter);
+		}
+		if (this.staleIfError == null || this.staleIfError.isNegative()) {
+			throw new IllegalStateException(
+					where + ".stale-if-error must be zero (off) or positive, was " + this.staleIfError);
+		}
+		return this;
+	}
+
+	/** Whether expired values may be served stale while the loader fails. */
+	boolean servesStale() {
+		return !this.staleIfError.isZero();
+	}
+
+	/** The L1 time to live of an entry, jittered, in nanoseconds (Caffeine's unit). */
+	long l1Nanos(boolean absent) {
+		Duration ttl = (absent && this.absentTtl.compareTo(this.l1Ttl) < 0) ? this.absentTtl : this.l1Ttl;
+		return jittered(ttl.toNanos());
+	}
+
+	/**
+	 * The L2 freshness of an entry, jittered, in milliseconds. Redis keeps a value {@link #staleIfError} longer
+	 * (see {@link #l2StaleMillis}).
+	 */
+	long l2Millis(boolean absent) {
+		return Math.max(1, jittered((absent ? this.absentTtl : this.l2Ttl).toMillis()));
+	}
+
+	/** What Redis keeps an entry for beyond its freshness: the stale window for values, nothing for absent ones. */
+	long l2StaleMillis(boolean absent) {
+		return absent ? 0 : this.staleIfError.toMillis();
+	}
+
+	/** What L1 keeps an entry for beyond its freshness, in nanoseconds. */
+	long l1StaleNanos(boolean absent) {
+		return absent ? 0 : this.staleIfError.toNanos();
+	}
+
+	private long jittered(long ttl) {
+		if (this.jitter == 0) {
+			return ttl;
+		}
+		double factor = 1 + this.jitter * (2 * ThreadLocalRandom.current().nextDouble() - 1);
+		return (long) (ttl * factor);
+	}
+
+	private static void requirePositive(String name, Duration value) {
+		if (value == null || value.isNegative() || value.isZero()) {
+			throw new IllegalStateException(name + " must be positive, was " + value);
+		}
+	}
+
+}

@@ -1,0 +1,142 @@
+package dev.concertcache.tiered.autoconfigure;
+
+import java.time.Duration;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+
+import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.TieredCacheConfiguration;
+import dev.concertcache.tiered.TieredCacheMode;
+
+/**
+ * Configuration of the two-tier cache ({@code tiered-cache.*}). Every unset value keeps the default of the core
+ * ({@link TieredCacheConfiguration}, {@link DefaultTieredCacheManager}); a cache's settings
+ * ({@code tiered-cache.caches.<name>.*}) win over {@code tiered-cache.defaults.*}, field by field, as
+ * resilience4j's {@code instances} win over its {@code configs}.
+ *
+ * @param mode Which tiers serve reads: NONE calls the loader every time (the baseline), REDIS uses Redis only,
+ * TIERED uses Caffeine then Redis.
+ * @param keyPrefix First segment of every Redis key and of the invalidation stream; change it to start over with
+ * an empty L2 after an incompatible change of the cached types.
+ * @param instanceId Identity of this instance in invalidation messages, so that it skips its own; by default a
+ * random UUID per start.
+ * @param defaults Settings of every cache, unless the cache sets its own.
+ * @param caches Settings of single caches, by cache name, over the defaults.
+ * @param invalidation Cross-instance invalidation through a Redis stream.
+ * @param lock The per-key Redis lock that lets one instance load a cold key while the others wait for it.
+ * @param circuitBreaker The circuit breaker around every Redis call ({@code tiered-cache-redis}).
+ * @param loader What guards each cache's loader (the database) on a miss in every tier (ADR 0030).
+ * @author concert-cache
+ */
+@ConfigurationProperties("tiered-cache")
+public record TieredCacheProperties(@DefaultValue("none") TieredCacheMode mode, @Nullable String keyPrefix,
+		@Nullable String instanceId, @DefaultValue CacheSettings defaults, Map<String, CacheSettings> caches,
+		@DefaultValue Invalidation invalidation, @DefaultValue Lock lock,
+		@DefaultValue CircuitBreaker circuitBreaker, @DefaultValue Loader loader) {
+
+	public TieredCacheProperties {
+		caches = (caches != null) ? Map.copyOf(caches) : Map.of();
+	}
+
+	/**
+	 * Settings of one cache, or of every cache; an unset one keeps the default.
+	 *
+	 * @param l1Ttl Time an entry stays in the in-process tier; shorter than l2-ttl (default 30s).
+	 * @param l2Ttl Time an entry stays in Redis (default 10m).
+	 * @param absentTtl Time an absent result (no such row) stays cached, in both tiers; at most l2-ttl (default 5s).
+	 * @param l1MaximumSize Maximum number of entries in the in-process tier of one cache (default 10000).
+	 * @param jitter Fraction by which every time to live is spread either way, so that entries written together
+	 * do not expire together; between 0 and 0.5 (default 0.1).
+	 * @param staleIfError Time an expired value may still be served, marked stale, while the loader fails (each tier
+	 * keeps values this much longer); absent results are never served stale; 0 turns it off (default 5m).
+	 */
+	public record CacheSettings(@Nullable Duration l1Ttl, @Nullable Duration l2Ttl, @Nullable Duration absentTtl,
+			@Nullable Long l1MaximumSize, @Nullable Double jitter, @Nullable Duration staleIfError) {
+
+		/** These settings, each unset one taken from {@code base}. */
+		CacheSettings orElse(CacheSettings base) {
+			return new CacheSettings(or(this.l1Ttl, base.l1Ttl), or(this.l2Ttl, base.l2Ttl),
+					or(this.absentTtl, base.absentTtl), or(this.l1MaximumSize, base.l1MaximumSize),
+					or(this.jitter, base.jitter), or(this.staleIfError, base.staleIfError));
+		}
+
+	}
+
+	/**
+	 * @param streamMaxLength Approximate number of messages the invalidation stream keeps; an instance that falls
+	 * further behind flushes its whole L1 (default 10000).
+	 * @param blockTimeout How long one blocking read of the stream waits for a message; each read that comes back
+	 * proves the instance heard everything up to when it was sent, so keep it well below max-silence (default 250ms).
+	 * @param maxSilence How long this instance may go without proof that it heard every invalidation before its L1
+	 * stops serving entries read before then; keep it below the freshness promise minus the stream's delivery time
+	 * (default 750ms).
+	 * @param tombstoneTtl Time an eviction's tombstone stays in Redis; a load that started before an eviction and
+	 * takes longer does not write to Redis (default 30s).
+	 * @param pendingMaximumSize Evictions kept in memory while Redis cannot be reached; past it, every cache is
+	 * evicted as a whole once Redis is back (default 10000).
+	 * @param retryInterval Interval between attempts to send evictions that could not reach Redis (default 100ms):
+	 * until one lands, other instances serve the old value.
+	 */
+	public record Invalidation(@Nullable Long streamMaxLength, @Nullable Duration blockTimeout,
+			@Nullable Duration maxSilence, @Nullable Duration tombstoneTtl, @Nullable Integer pendingMaximumSize,
+			@Nullable Duration retryInterval) {
+	}
+
+	/**
+	 * @param ttl Time the lock is held at most, and the longest other instances wait for its holder before they
+	 * load by themselves (default 2s).
+	 * @param pollInterval Interval at which a waiting instance looks for the holder's value in Redis (default 20ms).
+	 */
+	public record Lock(@Nullable Duration ttl, @Nullable Duration pollInterval) {
+	}
+
+	/**
+	 * A circuit breaker, the Redis one or the loaders' (the same keys as resilience4j's; unset ones keep the
+	 * default of each: ADR 0014 and ADR 0030).
+	 *
+	 * @param enabled Whether calls go through the breaker; only the loader breaker can be turned off (then every
+	 * miss waits for the loader's own timeouts).
+	 * @param failureRateThreshold Percentage of failed calls in the sliding window that opens the breaker.
+	 * @param slowCallDurationThreshold Duration above which a call counts as slow; for Redis keep it below
+	 * spring.data.redis.timeout.
+	 * @param slowCallRateThreshold Percentage of slow calls in the sliding window that opens the breaker.
+	 * @param slidingWindowSize Number of most recent calls the rates are computed over.
+	 * @param minimumNumberOfCalls Number of calls the window needs before the rates are computed.
+	 * @param waitDurationInOpenState Time the breaker stays open before it lets trial calls through.
+	 * @param permittedNumberOfCallsInHalfOpenState Number of trial calls in the half-open state.
+	 */
+	public record CircuitBreaker(@Nullable Boolean enabled, @Nullable Float failureRateThreshold,
+			@Nullable Duration slowCallDurationThreshold, @Nullable Float slowCallRateThreshold,
+			@Nullable Integer slidingWindowSize, @Nullable Integer minimumNumberOfCalls,
+			@Nullable Duration waitDurationInOpenState, @Nullable Integer permittedNumberOfCallsInHalfOpenState) {
+	}
+
+	/**
+	 * The loader guard of each cache ({@code tiered-cache-loader-<cache>}): these values are the default config;
+	 * {@code resilience4j.circuitbreaker.instances.tiered-cache-loader-<cache>.*} and
+	 * {@code resilience4j.bulkhead.instances.tiered-cache-loader-<cache>.*} win over them.
+	 *
+	 * @param bulkhead Bounds the loads in progress of one cache on this instance: hits never wait behind misses.
+	 * @param circuitBreaker Fails a cache's misses at once while its loader is unavailable (only connection failures
+	 * and timeouts count).
+	 */
+	public record Loader(@DefaultValue Bulkhead bulkhead, @DefaultValue CircuitBreaker circuitBreaker) {
+	}
+
+	/**
+	 * @param maxConcurrentCalls Maximum number of loader calls of one cache in progress at once on this instance;
+	 * keep the sum over the caches near the database connection pool size (default 16).
+	 * @param maxWait Time a miss waits for a free slot before it fails or is served stale (default 50ms).
+	 */
+	public record Bulkhead(@Nullable Integer maxConcurrentCalls, @Nullable Duration maxWait) {
+	}
+
+	private static <T> @Nullable T or(@Nullable T value, @Nullable T fallback) {
+		return (value != null) ? value : fallback;
+	}
+
+}
