@@ -35,9 +35,10 @@ public class ApiProperties {
 
 	/**
 	 * Key that signs list cursors, so that a client cannot forge or alter one. All instances behind one
-	 * load balancer must share it.
+	 * load balancer must share it. No default: the service refuses to start without one, except under the
+	 * {@code dev} profile.
 	 */
-	private String cursorSecret = "concert-cache-cursor";
+	private String cursorSecret;
 
 	private final Warmup warmup = new Warmup();
 
