@@ -40,8 +40,10 @@ public class ApiProperties {
 	 */
 	private String cursorSecret;
 
+	/** The JIT warm-up before the instance reports ready (ADR 0202). */
 	private final Warmup warmup = new Warmup();
 
+	/** HTTP caching of cached reads (ADR 0034). */
 	private final Http http = new Http();
 
 	public String getAdminToken() {
