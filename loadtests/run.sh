@@ -232,7 +232,7 @@ start_api() {
     # A smoke run checks that things work, not how fast: a short JIT warm-up (ADR 0202) is enough.
     ! $SMOKE || args+=(--concert-cache.warmup.max-duration=10s)
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
-    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi
@@ -362,6 +362,7 @@ fi
 
 # A fresh admin token per run: writes need one, and nothing outside this run should know it.
 ADMIN_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
+CURSOR_SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 LABEL=$PROFILE
 ! $COMPARE || LABEL=compare
 ! $CEILING || LABEL=$PROFILE-vs-ceiling

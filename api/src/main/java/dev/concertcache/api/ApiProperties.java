@@ -35,12 +35,15 @@ public class ApiProperties {
 
 	/**
 	 * Key that signs list cursors, so that a client cannot forge or alter one. All instances behind one
-	 * load balancer must share it.
+	 * load balancer must share it. No default: the service refuses to start without one, except under the
+	 * {@code dev} profile.
 	 */
-	private String cursorSecret = "concert-cache-cursor";
+	private String cursorSecret;
 
+	/** The JIT warm-up before the instance reports ready (ADR 0202). */
 	private final Warmup warmup = new Warmup();
 
+	/** HTTP caching of cached reads (ADR 0034). */
 	private final Http http = new Http();
 
 	public String getAdminToken() {

@@ -28,10 +28,14 @@ import tools.jackson.databind.json.JsonMapper;
  */
 @SpringBootTest(webEnvironment = WebEnvironment.RANDOM_PORT,
 		properties = { "management.server.port=0", "management.endpoint.health.show-details=always",
-				"concert-cache.admin-token=" + ApiHttpTestSupport.TOKEN, "concert-cache.warmup.max-duration=0s" })
+				"concert-cache.admin-token=" + ApiHttpTestSupport.TOKEN, "concert-cache.warmup.max-duration=0s",
+				"concert-cache.cursor-secret=" + ApiHttpTestSupport.CURSOR_SECRET })
 public abstract class ApiHttpTestSupport {
 
 	protected static final String TOKEN = "test-admin-token";
+
+	/** The cursor signing key every instance of a test shares; the service has no default (ADR 0002). */
+	protected static final String CURSOR_SECRET = "test-cursor-secret";
 
 	private static final JsonMapper json = JsonMapper.builder().build();
 

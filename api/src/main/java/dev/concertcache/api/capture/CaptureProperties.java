@@ -63,10 +63,13 @@ public class CaptureProperties {
 	 */
 	private int maxKeysPerTransaction = DEFAULT_MAX_KEYS_PER_TRANSACTION;
 
+	/** The Redis lease that makes one instance of the fleet the reader of the binary log. */
 	private final Lease lease = new Lease();
 
+	/** Waits between attempts after the stream broke. */
 	private final Reconnect reconnect = new Reconnect();
 
+	/** The tables whose row changes invalidate caches, and their key columns. */
 	private final Tables tables = new Tables();
 
 	public Mode getMode() {

@@ -14,13 +14,19 @@ import dev.concertcache.tiered.TieredCacheManager;
 @Component
 public class ConcertCaches {
 
+	/** One concert by id. */
+	static final String CONCERT = "concert";
+
+	/** The keyset pages of the list. */
+	static final String PAGES = "concert-page";
+
 	private final TieredCache<Long, Concert> concerts;
 
 	private final TieredCache<PageKey, ConcertPage> pages;
 
 	ConcertCaches(TieredCacheManager caches) {
-		this.concerts = caches.getCache("concert", Long.class, Concert.class);
-		this.pages = caches.getCache("concert-page", PageKey.class, ConcertPage.class);
+		this.concerts = caches.getCache(CONCERT, Long.class, Concert.class);
+		this.pages = caches.getCache(PAGES, PageKey.class, ConcertPage.class);
 	}
 
 	/**

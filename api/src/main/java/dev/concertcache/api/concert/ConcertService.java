@@ -4,6 +4,8 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
 
+import org.springframework.cache.annotation.CacheEvict;
+import org.springframework.cache.annotation.Caching;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -14,7 +16,9 @@ import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**
- * Concert reads through the cache, and writes that evict what they make stale once they commit.
+ * Concert reads through the cache, and writes that evict what they make stale once they commit. The reads call
+ * the tiers themselves: the {@link Lookup} says where the value came from and whether it is stale, which the
+ * responses' {@code Cache-Status} and {@code Cache-Control} need and a {@code @Cacheable} method cannot return.
  */
 @Service
 class ConcertService {
@@ -29,22 +33,18 @@ class ConcertService {
 
 	private final CursorCodec cursors;
 
-	private final ScheduleCaches schedules;
-
 	private final Clock clock;
 
 	private final TieredCache<Long, Concert> concerts;
 
 	private final TieredCache<PageKey, ConcertPage> pages;
 
-	ConcertService(ConcertRepository repository, CursorCodec cursors, ScheduleCaches schedules, Clock clock,
-			TieredCacheManager caches) {
+	ConcertService(ConcertRepository repository, CursorCodec cursors, Clock clock, TieredCacheManager caches) {
 		this.repository = repository;
 		this.cursors = cursors;
-		this.schedules = schedules;
 		this.clock = clock;
-		this.concerts = caches.getCache("concert", Long.class, Concert.class);
-		this.pages = caches.getCache("concert-page", PageKey.class, ConcertPage.class);
+		this.concerts = caches.getCache(ConcertCaches.CONCERT, Long.class, Concert.class);
+		this.pages = caches.getCache(ConcertCaches.PAGES, PageKey.class, ConcertPage.class);
 	}
 
 	/**
@@ -92,34 +92,35 @@ class ConcertService {
 		return lookup;
 	}
 
+	// Writes evict through Spring's annotations (ADR 0016), on every instance and once the transaction has
+	// committed. Every write moves, adds or removes a list entry: all pages go.
+
+	/** Ids are sequential: a read of the next id may have cached "not found" for it and its schedules. */
 	@Transactional
+	@Caching(evict = { @CacheEvict(cacheNames = { ConcertCaches.CONCERT, ScheduleCaches.SCHEDULES }, key = "#result.id"),
+			@CacheEvict(cacheNames = ConcertCaches.PAGES, allEntries = true) })
 	Concert create(ConcertRequest request) {
 		long id = this.repository.insert(request, this.clock.instant());
-		// Ids are sequential: a read of the next id may have cached "not found" for it and its schedules.
-		this.concerts.evict(id);
-		this.schedules.evict(id);
-		this.pages.evictAll();
 		return this.repository.findById(id).orElseThrow();
 	}
 
 	@Transactional
+	@Caching(evict = { @CacheEvict(cacheNames = ConcertCaches.CONCERT, key = "#id"),
+			@CacheEvict(cacheNames = ConcertCaches.PAGES, allEntries = true) })
 	Concert update(long id, ConcertRequest request) {
 		if (!this.repository.update(id, request, this.clock.instant())) {
 			throw new NotFoundException("concert", id);
 		}
-		this.concerts.evict(id);
-		this.pages.evictAll();
 		return this.repository.findById(id).orElseThrow();
 	}
 
 	@Transactional
+	@Caching(evict = { @CacheEvict(cacheNames = { ConcertCaches.CONCERT, ScheduleCaches.SCHEDULES }, key = "#id"),
+			@CacheEvict(cacheNames = ConcertCaches.PAGES, allEntries = true) })
 	void delete(long id) {
 		if (!this.repository.delete(id)) {
 			throw new NotFoundException("concert", id);
 		}
-		this.concerts.evict(id);
-		this.schedules.evict(id);
-		this.pages.evictAll();
 	}
 
 	private ConcertPage loadPage(PageKey key) {

@@ -10,6 +10,11 @@ import java.util.Base64;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.core.env.Environment;
+import org.springframework.core.env.Profiles;
 import org.springframework.stereotype.Component;
 
 import dev.concertcache.api.ApiProperties;
@@ -21,6 +26,16 @@ import dev.concertcache.api.web.InvalidParameterException;
  */
 @Component
 class CursorCodec {
+
+	/**
+	 * The profile under which the service starts without {@code concert-cache.cursor-secret}, signing with a key
+	 * anyone can read here: a developer's machine, never a deployment.
+	 */
+	static final String DEVELOPMENT_PROFILE = "dev";
+
+	private static final String DEVELOPMENT_SECRET = "concert-cache-development-cursor";
+
+	private static final Log logger = LogFactory.getLog(CursorCodec.class);
 
 	private static final byte VERSION = 1;
 
@@ -37,9 +52,25 @@ class CursorCodec {
 	 */
 	private final Mac prototype;
 
-	CursorCodec(ApiProperties properties) {
-		this.key = new SecretKeySpec(properties.getCursorSecret().getBytes(StandardCharsets.UTF_8), "HmacSHA256");
+	CursorCodec(ApiProperties properties, Environment environment) {
+		this.key = new SecretKeySpec(secret(properties, environment).getBytes(StandardCharsets.UTF_8), "HmacSHA256");
 		this.prototype = newMac();
+	}
+
+	private static String secret(ApiProperties properties, Environment environment) {
+		String secret = properties.getCursorSecret();
+		if (secret != null && !secret.isBlank()) {
+			return secret;
+		}
+		if (!environment.acceptsProfiles(Profiles.of(DEVELOPMENT_PROFILE))) {
+			// A published default would let anyone sign cursors that make the database scan from any position.
+			throw new IllegalStateException("concert-cache.cursor-secret (CONCERT_CACHE_CURSOR_SECRET) is not set: "
+					+ "set it to a long random secret shared by every instance, or run with the '"
+					+ DEVELOPMENT_PROFILE + "' profile on a development machine");
+		}
+		logger.warn("concert-cache.cursor-secret is not set: list cursors are signed with the development key "
+				+ "(profile '" + DEVELOPMENT_PROFILE + "')");
+		return DEVELOPMENT_SECRET;
 	}
 
 	String encode(long afterId) {

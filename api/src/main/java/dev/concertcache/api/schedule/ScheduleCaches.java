@@ -16,19 +16,17 @@ import dev.concertcache.tiered.TieredCacheManager;
 @Component
 public class ScheduleCaches {
 
+	/** The name of the cache of each concert's schedules, for the concert feature's {@code @CacheEvict}. */
+	public static final String SCHEDULES = "schedules";
+
 	private final TieredCache<Long, ConcertSchedules> schedules;
 
 	ScheduleCaches(TieredCacheManager caches) {
-		this.schedules = caches.getCache("schedules", Long.class, ConcertSchedules.class);
+		this.schedules = caches.getCache(SCHEDULES, Long.class, ConcertSchedules.class);
 	}
 
 	Lookup<ConcertSchedules> lookup(long concertId, Supplier<Optional<ConcertSchedules>> loader) {
 		return this.schedules.lookup(concertId, loader);
-	}
-
-	/** Evicts the schedules of {@code concertId} once the current transaction commits. */
-	public void evict(long concertId) {
-		this.schedules.evict(concertId);
 	}
 
 	/**

@@ -1,5 +1,6 @@
 package dev.concertcache.api.schedule;
 
+import org.springframework.cache.annotation.CacheEvict;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -7,7 +8,8 @@ import dev.concertcache.api.web.NotFoundException;
 import dev.concertcache.tiered.TieredCache.Lookup;
 
 /**
- * Schedule reads through the cache, and writes that evict the concert's schedules once they commit.
+ * Schedule reads through the cache (explicit, for the lookup's source: see ConcertService), and writes that evict
+ * the concert's schedules once they commit.
  */
 @Service
 class ScheduleService {
@@ -34,30 +36,30 @@ class ScheduleService {
 	}
 
 	@Transactional
+	@CacheEvict(cacheNames = ScheduleCaches.SCHEDULES, key = "#concertId")
 	Schedule create(long concertId, ScheduleRequest request) {
 		requireConcert(concertId);
 		long id = this.repository.insert(concertId, request);
-		this.caches.evict(concertId);
 		return this.repository.findById(concertId, id).orElseThrow();
 	}
 
 	@Transactional
+	@CacheEvict(cacheNames = ScheduleCaches.SCHEDULES, key = "#concertId")
 	Schedule update(long concertId, long id, ScheduleRequest request) {
 		requireConcert(concertId);
 		if (!this.repository.update(concertId, id, request)) {
 			throw new NotFoundException("schedule", id);
 		}
-		this.caches.evict(concertId);
 		return this.repository.findById(concertId, id).orElseThrow();
 	}
 
 	@Transactional
+	@CacheEvict(cacheNames = ScheduleCaches.SCHEDULES, key = "#concertId")
 	void delete(long concertId, long id) {
 		requireConcert(concertId);
 		if (!this.repository.delete(concertId, id)) {
 			throw new NotFoundException("schedule", id);
 		}
-		this.caches.evict(concertId);
 	}
 
 	private void requireConcert(long concertId) {

@@ -111,7 +111,7 @@ class CachedReadsTests extends CachedApiTestSupport {
 			.run("--server.port=0", "--management.server.port=0", "--spring.datasource.url=" + db.jdbcUrl(),
 					"--spring.datasource.username=" + MariaDbServer.USER,
 					"--spring.datasource.password=" + MariaDbServer.PASSWORD, "--spring.data.redis.host=127.0.0.1",
-					"--spring.data.redis.port=" + RedisServer.shared().port(), "--concert-cache.admin-token=" + TOKEN,
+					"--spring.data.redis.port=" + RedisServer.shared().port(), "--concert-cache.admin-token=" + TOKEN, "--concert-cache.cursor-secret=" + CURSOR_SECRET,
 					"--concert-cache.warmup.max-duration=0s");
 	}
 

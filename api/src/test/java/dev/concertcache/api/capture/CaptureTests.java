@@ -276,7 +276,7 @@ class CaptureTests extends ApiHttpTestSupport {
 			.run("--server.port=0", "--management.server.port=0", "--spring.datasource.url=" + db.jdbcUrl(),
 					"--spring.datasource.username=" + MariaDbServer.USER,
 					"--spring.datasource.password=" + MariaDbServer.PASSWORD, "--spring.data.redis.host=127.0.0.1",
-					"--spring.data.redis.port=" + redisServer.port(), "--concert-cache.admin-token=" + TOKEN,
+					"--spring.data.redis.port=" + redisServer.port(), "--concert-cache.admin-token=" + TOKEN, "--concert-cache.cursor-secret=" + CURSOR_SECRET,
 					"--concert-cache.warmup.max-duration=0s");
 	}
 

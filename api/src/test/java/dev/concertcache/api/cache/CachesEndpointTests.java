@@ -1,0 +1,101 @@
+package dev.concertcache.api.cache;
+
+import java.net.URI;
+import java.net.http.HttpRequest;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.test.context.ActiveProfiles;
+
+import dev.concertcache.api.CachedApiTestSupport;
+import dev.concertcache.api.web.CacheStatus;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * {@code /actuator/caches} on the management port lists the tiered caches and clears them on every tier, and
+ * Prometheus shows Micrometer's standard {@code cache_*} meters beside the per-tier ones (ADR 0016, ADR 0015).
+ * The management port is the endpoint's protection, as for every actuator endpoint (ADR 0110): it is not on the
+ * public port.
+ */
+@ActiveProfiles("cache")
+class CachesEndpointTests extends CachedApiTestSupport {
+
+	@Autowired
+	private MeterRegistry meters;
+
+	@Test
+	void theEndpointListsTheThreeCachesOfTheTieredManager() {
+		Response caches = management("/actuator/caches");
+		assertThat(caches.status()).isEqualTo(200);
+		var listed = caches.json().get("cacheManagers").get("cacheManager").get("caches");
+		assertThat(listed.propertyNames()).containsExactlyInAnyOrder("concert", "concert-page", "schedules");
+		assertThat(listed.get("concert").get("target").asString()).startsWith("dev.concertcache.tiered.");
+	}
+
+	@Test
+	void clearingACacheThroughTheEndpointMakesTheNextReadLoadAgain() {
+		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
+		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo(CacheStatus.HIT_L1);
+
+		assertThat(managementDelete("/actuator/caches/concert")).isEqualTo(204);
+
+		long selects = selectsExecuted();
+		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
+		assertThat(selectsExecuted() - selects).isOne();
+	}
+
+	@Test
+	void clearingEveryCacheThroughTheEndpointEmptiesEachOfThem() {
+		get("/api/concerts/5");
+		get("/api/concerts/5/schedules");
+
+		assertThat(managementDelete("/actuator/caches")).isEqualTo(204);
+
+		assertThat(get("/api/concerts/5").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
+		assertThat(get("/api/concerts/5/schedules").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
+	}
+
+	@Test
+	void theEndpointIsNotOnThePublicPort() {
+		assertThat(get("/actuator/caches").status()).isEqualTo(404);
+	}
+
+	@Test
+	void prometheusCountsGetsPutsAndSizeUnderMicrometersStandardNames() {
+		double hits = standard("cache.gets", "hit");
+		double misses = standard("cache.gets", "miss");
+		double puts = standard("cache.puts", null);
+
+		get("/api/concerts/6");
+		get("/api/concerts/6");
+		get("/api/concerts/6");
+
+		assertThat(standard("cache.gets", "hit") - hits).isEqualTo(2);
+		assertThat(standard("cache.gets", "miss") - misses).isEqualTo(1);
+		assertThat(standard("cache.puts", null) - puts).isEqualTo(1);
+		assertThat(this.meters.get("cache.size").tags("cache", "concert").gauge().value()).isEqualTo(1);
+		String tags = "cache=\"concert\",cache_manager=\"cacheManager\",name=\"concert\"";
+		assertThat(management("/actuator/prometheus").body())
+			.containsPattern("cache_gets_total\\{" + tags + ",result=\"hit\"} [1-9]")
+			.containsPattern("cache_gets_total\\{" + tags + ",result=\"miss\"} [1-9]")
+			.containsPattern("cache_puts_total\\{" + tags + "} [1-9]")
+			.containsPattern("cache_evictions_total\\{" + tags + "} \\d")
+			.contains("cache_size{" + tags + "} 1.0")
+			.containsPattern("tiered_cache_gets_total\\{.*cache=\"concert\",result=\"hit\",tier=\"l1\"} [1-9]");
+	}
+
+	private double standard(String name, String result) {
+		var search = this.meters.get(name).tags("cache", "concert", "cache.manager", "cacheManager");
+		return ((result != null) ? search.tag("result", result) : search).functionCounter().count();
+	}
+
+	private int managementDelete(String path) {
+		return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path))
+			.DELETE()
+			.build()).status();
+	}
+
+}
