@@ -7,7 +7,6 @@ import java.util.Optional;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
-import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.api.web.NotFoundException;
 import dev.concertcache.tiered.TieredCache;
 import dev.concertcache.tiered.TieredCache.Lookup;
@@ -23,7 +22,7 @@ class ConcertService {
 
 	private final CursorCodec cursors;
 
-	private final ScheduleCaches schedules;
+	private final ConcertCaches changes;
 
 	private final Clock clock;
 
@@ -31,11 +30,11 @@ class ConcertService {
 
 	private final TieredCache<PageKey, ConcertPage> pages;
 
-	ConcertService(ConcertRepository repository, CursorCodec cursors, ScheduleCaches schedules, Clock clock,
+	ConcertService(ConcertRepository repository, CursorCodec cursors, ConcertCaches changes, Clock clock,
 			TieredCacheManager caches) {
 		this.repository = repository;
 		this.cursors = cursors;
-		this.schedules = schedules;
+		this.changes = changes;
 		this.clock = clock;
 		this.concerts = caches.getCache("concert", Long.class, Concert.class);
 		this.pages = caches.getCache("concert-page", PageKey.class, ConcertPage.class);
@@ -63,10 +62,7 @@ class ConcertService {
 	@Transactional
 	Concert create(ConcertRequest request) {
 		long id = this.repository.insert(request, this.clock.instant());
-		// Ids are sequential: a read of the next id may have cached "not found" for it and its schedules.
-		this.concerts.evict(id);
-		this.schedules.evict(id);
-		this.pages.evictAll();
+		this.changes.evictChanged(id);
 		return this.repository.findById(id).orElseThrow();
 	}
 
@@ -75,8 +71,7 @@ class ConcertService {
 		if (!this.repository.update(id, request, this.clock.instant())) {
 			throw new NotFoundException("concert", id);
 		}
-		this.concerts.evict(id);
-		this.pages.evictAll();
+		this.changes.evictChanged(id);
 		return this.repository.findById(id).orElseThrow();
 	}
 
@@ -85,9 +80,7 @@ class ConcertService {
 		if (!this.repository.delete(id)) {
 			throw new NotFoundException("concert", id);
 		}
-		this.concerts.evict(id);
-		this.schedules.evict(id);
-		this.pages.evictAll();
+		this.changes.evictChanged(id);
 	}
 
 	private ConcertPage loadPage(PageKey key) {
