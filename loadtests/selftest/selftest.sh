@@ -22,4 +22,5 @@ for script in "$ROOT"/loadtests/scenarios/*.js; do
 done
 check --compare
 check --scenario vus-1000 --ceiling
+check --capture-compare
 echo "selftest: all passed"
