@@ -11,6 +11,9 @@ PROFILES_COMPARED=(none redis-only cache)
 # Bare endpoints answering fixed data of the same shape and size (the API's ceiling profile): no cache, no
 # database, Jackson per request. --ceiling replays the same journey against them.
 CEILING_PATH=/api/ceiling/concerts
+# --capture-compare: capture off and on in turn, each on a fresh API; every "on" run sits between two "off"
+# runs, so its ratio is to their mean and the machine's drift over the rounds shows (as --ceiling does).
+CAPTURE_ROUNDS=(capture-off-1 capture-on-1 capture-off-2 capture-on-2 capture-off-3)
 
 usage() {
   cat <<EOF
@@ -27,6 +30,9 @@ Usage: loadtests/run.sh [options]
   --ceiling          on one API, the scenario five times: bare endpoints with fixed data, the cache
                      (cold), bare, the cache (warm), bare; each cached run against the bare ones
                      beside it (e.g. --scenario vus-1000 for throughput, the default for latency)
+  --capture-compare  the scenario against the cache with change data capture off, on, off, on, off (a fresh
+                     API each, plain SQL UPDATEs of concerts from another connection throughout); each
+                     "on" run's requests/s against the "off" runs beside it (issue 16: on >= 0.95 x off)
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
@@ -64,6 +70,7 @@ CONCERTS=5000
 PROFILE=cache
 COMPARE=false
 CEILING=false
+CAPTURE_COMPARE=false
 SMOKE=false
 KEEP_RUNNING=false
 JDK25=false
@@ -84,6 +91,7 @@ while (($#)); do
     --profile) PROFILE=${2:?--profile needs a value}; shift 2 ;;
     --compare) COMPARE=true; shift ;;
     --ceiling) CEILING=true; shift ;;
+    --capture-compare) CAPTURE_COMPARE=true; shift ;;
     --smoke) SMOKE=true; shift ;;
     --keep-running) KEEP_RUNNING=true; shift ;;
     --jdk25) JDK25=true; shift ;;
@@ -125,6 +133,9 @@ source "$ROOT/loadtests/lib/fleet.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
 ! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
 ! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
+! { $CAPTURE_COMPARE && { $COMPARE || $CEILING || $FRESHNESS || [[ -n $DB_OUTAGE ]]; }; } ||
+  die "--capture-compare goes without --compare, --ceiling, --freshness and --db-outage"
+! { $CAPTURE_COMPARE && [[ $PROFILE != cache ]]; } || die "--capture-compare runs the cache profile only"
 [[ " ${FRESHNESS_FAULTS[*]} " == *" $FAULT "* ]] || die "--fault must be one of ${FRESHNESS_FAULTS[*]}"
 ! { { $SQL_WRITER || [[ $FAULT != none ]]; } && ! $FRESHNESS; } || die "--sql-writer and --fault go with --freshness"
 ! { $FRESHNESS && { $COMPARE || $CEILING || $STANDIN || [[ -n $DB_OUTAGE ]]; }; } ||
@@ -231,6 +242,7 @@ start_api() {
     ! $JDK25 || args+=(--spring.threads.virtual.enabled=true)
     # A smoke run checks that things work, not how fast: a short JIT warm-up (ADR 0202) is enough.
     ! $SMOKE || args+=(--concert-cache.warmup.max-duration=10s)
+    [[ -z ${CAPTURE_MODE:-} ]] || args+=("--concert-cache.capture.mode=$CAPTURE_MODE")
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
     CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
@@ -351,6 +363,31 @@ dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
 EOF
 }
 
+# start_sql_writer LOG: another application changing concerts with plain SQL on a connection of its own,
+# SQL_WRITES_PER_S (default 2) autocommitted UPDATEs a second of the most read concerts, until stopped. One
+# process (its client exits at end of input), so that stopping it stops everything it started.
+start_sql_writer() {
+  python3 -u -c '
+import signal, subprocess, sys, time
+socket, rate = sys.argv[1], float(sys.argv[2])
+client = subprocess.Popen(["mariadb", "--no-defaults", "--socket=" + socket, "-uroot", "concert_cache"],
+                          stdin=subprocess.PIPE, text=True)
+version = 0
+def done(*_):
+    print(f"{version} UPDATEs sent")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, done)
+while client.poll() is None:
+    time.sleep(1 / rate)
+    version += 1
+    client.stdin.write(f"UPDATE concert SET title = CONCAT(\x27sql-\x27, id, \x27-{version}\x27), "
+                       f"updated_at = UTC_TIMESTAMP(3) WHERE id = {version % 18 + 1};\n")
+    client.stdin.flush()
+sys.exit(f"the mariadb client ended after {version} UPDATEs")
+' "$DB_SOCKET" "${SQL_WRITES_PER_S:-2}" >"$1" 2>&1 &
+  service_track sql-writer $!
+}
+
 # --- main --------------------------------------------------------------------------------------
 
 ensure_packages
@@ -366,6 +403,7 @@ CURSOR_SECRET=$(python3 -c 'import secrets; print(secrets.token_urlsafe(24))')
 LABEL=$PROFILE
 ! $COMPARE || LABEL=compare
 ! $CEILING || LABEL=$PROFILE-vs-ceiling
+! $CAPTURE_COMPARE || LABEL=capture-compare
 RUN_NAME=$SCENARIO-$LABEL
 ! $FRESHNESS || RUN_NAME=freshness-$FAULT$($SQL_WRITER && echo -sql || true)
 ! fleet_active || RUN_NAME=$SCENARIO-$PROFILE-x${INSTANCES:-1}-${REDIS_MODE:-standalone}
@@ -428,6 +466,29 @@ elif $CEILING; then
     python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
   done
   python3 "$ROOT/loadtests/lib/report.py" ceiling "${runs[@]}" | tee "$RESULTS/compare.txt"
+elif $CAPTURE_COMPARE; then
+  runs=()
+  for label in "${CAPTURE_ROUNDS[@]}"; do
+    CAPTURE_MODE=required
+    [[ $label == capture-on-* ]] || CAPTURE_MODE=off
+    mkdir -p "$RESULTS/$label"
+    measure_api "$PROFILE" "$RESULTS/$label/api.log"
+    # The stand-in has no tables to write to.
+    $STANDIN || start_sql_writer "$RESULTS/$label/sql-writer.log"
+    replay "$SCENARIO" "$label" "$RESULTS/$label"
+    service_stop sql-writer
+    echo "capture_mode=$CAPTURE_MODE" >>"$RESULTS/$label/meta.txt"
+    [[ $K6_STATUS == 0 ]] || exit_status=$K6_STATUS
+    runs+=("$RESULTS/$label")
+    if [[ $label != "${CAPTURE_ROUNDS[-1]}" ]] || ! $KEEP_RUNNING; then
+      service_stop api
+    fi
+  done
+  step "results"
+  for run in "${runs[@]}"; do
+    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
+  done
+  python3 "$ROOT/loadtests/lib/report.py" capture "${runs[@]}" | tee "$RESULTS/compare.txt"
 else
   measure "$PROFILE" "$RESULTS"
   exit_status=$K6_STATUS

@@ -11,6 +11,7 @@
     report.py compare RUN_DIR [RUN_DIR ...]     (the first run is the baseline of the ratios)
     report.py ceiling BARE CACHED BARE [CACHED BARE ...]
                                                 (each cached run against the mean of the bare runs beside it)
+    report.py capture OFF ON OFF [ON OFF ...]   (the same for capture on against off, then on / off in total)
 """
 import json
 import math
@@ -191,6 +192,10 @@ def table(run):
     return "\n".join(lines)
 
 
+# Issue 16: throughput with change data capture on at least 0.95 x with it off, in the same run.
+CAPTURE_TARGET = 0.95
+
+
 def first_run(values, i):
     """The baseline of --compare: the first run."""
     return values[0] if i > 0 else None
@@ -237,6 +242,21 @@ def compare(runs, baseline=first_run, against=None):
     lines.append("")
     for r in runs:
         lines.append(f"  {r.profile}: {r.dir}")
+    return "\n".join(lines)
+
+
+def capture(runs):
+    """--capture-compare: off, on, off, ... runs; each on run against the off runs beside it, then in total."""
+    lines = [compare(runs, bare_neighbours, "each capture-on run against the capture-off runs beside it"), ""]
+    off = [r.rps() for r in runs[0::2]]
+    on = [r.rps() for r in runs[1::2]]
+    if None in off or None in on:
+        lines.append("  capture on / off     n/a (a run has no requests/s)")
+    else:
+        ratio_on_off = (sum(on) / len(on)) / (sum(off) / len(off))
+        verdict = "met" if ratio_on_off >= CAPTURE_TARGET else "MISSED"
+        lines.append(f"  capture on / off     {ratio_on_off:.3f}  mean requests/s, {len(on)} on runs and {len(off)} off "
+                     f"runs (target >= {CAPTURE_TARGET}: {verdict})")
     return "\n".join(lines)
 
 
@@ -332,6 +352,8 @@ def main(argv):
         print(table(Run(argv[2])))
     elif len(argv) >= 3 and argv[1] == "compare":
         print(compare([Run(d) for d in argv[2:]]))
+    elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "capture":
+        print(capture([Run(d) for d in argv[2:]]))
     elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "ceiling":
         print(compare([Run(d) for d in argv[2:]], bare_neighbours, "each cached run against the bare runs beside it"))
     else:

@@ -38,4 +38,5 @@ expect_output '^  api-3 +[0-9.]+ +3[0-9]\.[0-9]%'
 expect_output '3 instance\(s\) behind nginx 127\.0\.0\.1:[0-9]+, Redis standalone'
 check --instances 2 --redis cluster
 expect_output '2 instance\(s\) behind nginx .*Redis cluster (127\.0\.0\.1:[0-9]+,){5}127\.0\.0\.1:[0-9]+$'
+check --capture-compare
 echo "selftest: all passed"

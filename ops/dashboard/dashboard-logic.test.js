@@ -146,3 +146,38 @@ test('formats ratios, rates, latencies and counts', () => {
   assert.equal(dashboard.level('breaker-state', 'metrics_only'), 'ok');
   assert.equal(dashboard.level('breaker-state', 'half_open'), 'warn');
 });
+
+/** The capture's meters as Micrometer exposes them (ADR 0033). */
+function captureScrape({ events = 0, lag = {}, reconnects = 0, lost = 0, leader = 1 }) {
+  const lines = [
+    `concert_cache_capture_events_total{table="concert",type="update"} ${events}`,
+    'concert_cache_capture_events_total{table="schedule",type="insert"} 0.0',
+    `concert_cache_capture_reconnects_total ${reconnects}`,
+    `concert_cache_capture_position_lost_total{reason="position-gone"} ${lost}`,
+    `concert_cache_capture_leader ${leader}`,
+  ];
+  for (const [le, count] of Object.entries(lag)) {
+    lines.push(`concert_cache_capture_lag_seconds_bucket{le="${le}"} ${count}`);
+  }
+  return scrape({}) + lines.join('\n') + '\n';
+}
+
+test('capture figures: row changes per second, lag quantiles, reconnects and lost positions over the window', () => {
+  const v = view(captureScrape({ events: 10, lag: { '0.1': 0, '0.5': 0, '1.0': 0, '+Inf': 0 }, reconnects: 1 }),
+    captureScrape({ events: 30, lag: { '0.1': 50, '0.5': 90, '1.0': 100, '+Inf': 100 }, reconnects: 3, lost: 1 }));
+  assert.equal(v['capture-events-rate'], 10);
+  assert.equal(v['capture-lag-p50'], 0.1);
+  assert.ok(Math.abs(v['capture-lag-p99'] - 0.95) < 1e-9);
+  assert.equal(v['capture-reconnects'], 2);
+  assert.equal(v['capture-position-lost'], 1);
+  assert.equal(v['capture-leader'], 'reads the binlog');
+  assert.equal(dashboard.level('capture-position-lost', 1), 'bad');
+});
+
+test('capture figures are absent with capture off, and a standby instance says so', () => {
+  const off = view(scrape({}), scrape({}));
+  for (const metric of ['capture-leader', 'capture-events-rate', 'capture-lag-p99', 'capture-reconnects']) {
+    assert.equal(off[metric], null, metric);
+  }
+  assert.equal(view(captureScrape({ leader: 0 }), captureScrape({ leader: 0 }))['capture-leader'], 'standby');
+});

@@ -2,8 +2,8 @@
  * concert-cache built-in dashboard (ADR 0110).
  *
  * Polls the Prometheus endpoint of the management server that serves this page every 2 s, keeps the last
- * 5 minutes of samples in this tab, and shows hit ratios, request rates, latency quantiles, database loads
- * and the Redis tier's state. Counters become numbers the way PromQL's increase() makes them: the difference
+ * 5 minutes of samples in this tab, and shows hit ratios, request rates, latency quantiles, database loads,
+ * the Redis tier's state and the change capture from the binary log (ADR 0033). Counters become numbers the way PromQL's increase() makes them: the difference
  * between two samples, a drop meaning the application restarted and counted again from zero.
  *
  * The first half has no DOM access: parsing, counter increases, derived numbers, quantiles and formatting.
@@ -32,12 +32,18 @@
     'hikaricp_connections_max',
     'resilience4j_circuitbreaker_state',
     'lettuce_seconds_count',
+    'concert_cache_capture_events_total',
+    'concert_cache_capture_lag_seconds_bucket',
+    'concert_cache_capture_reconnects_total',
+    'concert_cache_capture_position_lost_total',
+    'concert_cache_capture_leader',
   ]);
 
   /** Numbers plotted for every poll, one sparkline each (latency has two lines in one). */
   const SERIES = [
     'hit-ratio-overall', 'hit-ratio-l1', 'hit-ratio-l2', 'db-loads-rate', 'requests-rate', 'latency-p95',
     'latency-p99', 'errors-5xx-rate', 'hikari-pending', 'l2-errors-rate', 'lettuce-rate', 'stale-served-rate',
+    'capture-events-rate', 'capture-lag-p50', 'capture-lag-p99',
   ];
 
   // ---- Text exposition format (version 0.0.4) ----------------------------------------------------------
@@ -141,7 +147,8 @@
    * breaker's current state and the set of metric groups that were present at all.
    */
   function snapshot(text, time) {
-    const snap = { time, counters: new Map(), gauges: new Map(), breaker: null, present: new Set() };
+    const snap = { time, counters: new Map(), gauges: new Map(), breaker: null, captureLeader: false,
+      present: new Set() };
     const counters = snap.counters;
     parseExposition(text, (name) => WANTED.has(name), (name, l, value) => {
       if (Number.isNaN(value)) {
@@ -177,6 +184,26 @@
         case 'lettuce_seconds_count':
           add(counters, key('lettuce'), value);
           snap.present.add('lettuce');
+          break;
+        case 'concert_cache_capture_events_total':
+          add(counters, key('capture-events'), value);
+          snap.present.add('capture');
+          break;
+        case 'concert_cache_capture_lag_seconds_bucket':
+          add(counters, key('capture-bucket', l.le), value);
+          snap.present.add('capture');
+          break;
+        case 'concert_cache_capture_reconnects_total':
+          add(counters, key('capture-reconnects'), value);
+          snap.present.add('capture');
+          break;
+        case 'concert_cache_capture_position_lost_total':
+          add(counters, key('capture-position-lost'), value);
+          snap.present.add('capture');
+          break;
+        case 'concert_cache_capture_leader':
+          snap.captureLeader = value === 1;
+          snap.present.add('capture');
           break;
         case 'resilience4j_circuitbreaker_state':
           if (l.name === BREAKER) {
@@ -283,6 +310,7 @@
     const routeOf = (name) => routes.get(name) || routes.set(name, emptyRoute(name)).get(name);
     let errors = 0;
     let lettuce = 0;
+    const capture = { events: 0, reconnects: 0, lost: 0, buckets: [] };
     for (const [k, value] of increments) {
       const p = k.split(SEP);
       switch (p[0]) {
@@ -315,6 +343,18 @@
         case 'lettuce':
           lettuce += value;
           break;
+        case 'capture-events':
+          capture.events += value;
+          break;
+        case 'capture-bucket':
+          capture.buckets.push([parseValue(p[1]), value]);
+          break;
+        case 'capture-reconnects':
+          capture.reconnects += value;
+          break;
+        case 'capture-position-lost':
+          capture.lost += value;
+          break;
         default:
       }
     }
@@ -338,6 +378,7 @@
     const apiRequests = api.reduce((total, r) => total + r.requests, 0);
     const apiErrors = api.reduce((total, r) => total + r.errors, 0);
     const gauge = (name) => snap.gauges.has(name) ? snap.gauges.get(name) : null;
+    const captured = snap.present.has('capture');
     return {
       'seconds': seconds,
       'hit-ratio-overall': tiered ? overallRatio(sum) : null,
@@ -361,6 +402,13 @@
       'hikari-active': gauge('active'),
       'hikari-max': gauge('max'),
       'breaker-state': snap.present.has('breaker') ? (snap.breaker || 'unknown') : null,
+      'capture-leader': captured ? (snap.captureLeader ? 'reads the binlog' : 'standby') : null,
+      'capture-events-rate': captured ? rate(capture.events) : null,
+      'capture-events': captured ? capture.events : null,
+      'capture-lag-p50': quantile(0.5, capture.buckets),
+      'capture-lag-p99': quantile(0.99, capture.buckets),
+      'capture-reconnects': captured ? capture.reconnects : null,
+      'capture-position-lost': captured ? capture.lost : null,
       'caches': [...caches.values()].sort((a, b) => a.name.localeCompare(b.name)).map((c) => ({
         'name': c.name,
         'cache-lookups-rate': rate((c.l1hit + c.l1miss > 0) ? c.l1hit + c.l1miss : c.l2hit + c.l2miss),
@@ -432,7 +480,13 @@
             return 'warn';
         }
       case 'hikari-pending':
+      case 'capture-reconnects':
         return (value > 0) ? 'warn' : null;
+      case 'capture-position-lost':
+        return (value > 0) ? 'bad' : null;
+      case 'capture-lag-p99':
+        // The freshness contract: every instance serves a committed change within 1 s.
+        return (value > 1) ? 'bad' : null;
       case 'l2-errors-rate':
       case 'errors-5xx-rate':
       case 'db-load-failures-rate':
@@ -576,6 +630,7 @@
     document.getElementById('tiered-note').textContent = !tiered
       ? 'no tiered_cache metrics: the API runs without the cache profile'
       : latest.present.has('l1') ? 'L1 Caffeine, L2 Redis' : 'Redis only: no L1 tier';
+    document.body.dataset.capture = latest.present.has('capture') ? 'present' : 'absent';
   }
 
   const UNITS = { ratio: /hit-ratio/, rate: /-rate$/, seconds: /latency/, count: /requests-since-load$/ };

@@ -1,6 +1,7 @@
 package dev.concertcache.testsupport;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -21,10 +22,17 @@ public final class MariaDbServer extends ServerProcess {
 
 	private static MariaDbServer shared;
 
+	private final List<String> options;
+
 	private boolean installed;
 
-	public MariaDbServer() {
+	/**
+	 * A server started with {@code options} after the defaults, which they override (the last of an option wins):
+	 * {@code --skip-log-bin}, {@code --binlog-format=STATEMENT}.
+	 */
+	public MariaDbServer(String... options) {
 		super("mariadb");
+		this.options = List.of(options);
 	}
 
 	/** One server for the whole test JVM; each test class cleans the tables it uses. */
@@ -58,13 +66,19 @@ public final class MariaDbServer extends ServerProcess {
 		super.start();
 	}
 
+	/** Runs {@code statements} as root, for what the test user may not do itself (CREATE USER, GRANT). */
+	public void sqlAsRoot(String statements) {
+		sql(statements);
+	}
+
 	public String jdbcUrl() {
 		return "jdbc:mariadb://127.0.0.1:" + this.port + "/" + DATABASE;
 	}
 
 	@Override
 	protected List<String> command() {
-		return List.of(executable("/usr/sbin/mariadbd", "/usr/sbin/mysqld"), "--no-defaults",
+		List<String> command = new ArrayList<>(List.of(executable("/usr/sbin/mariadbd", "/usr/sbin/mysqld"),
+				"--no-defaults",
 				"--datadir=" + this.dir.resolve("data"), "--socket=" + this.dir.resolve("mysqld.sock"),
 				"--pid-file=" + this.dir.resolve("mysqld.pid"), "--port=" + this.port, "--bind-address=127.0.0.1",
 				"--user=" + System.getProperty("user.name"),
@@ -73,7 +87,9 @@ public final class MariaDbServer extends ServerProcess {
 				"--binlog-row-image=FULL", "--server-id=1",
 				// Throwaway data: durability per commit buys nothing here and costs seconds of fsync.
 				"--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=256M",
-				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci");
+				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"));
+		command.addAll(this.options);
+		return command;
 	}
 
 	private void sql(String statements) {

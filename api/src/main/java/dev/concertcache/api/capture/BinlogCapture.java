@@ -392,8 +392,6 @@ class BinlogCapture implements SmartLifecycle {
 		logger.warn("Capture: " + why + "; flushing every cache tier once and starting at the server's current "
 				+ "position " + current + " (reason=" + reason + ")");
 		this.concertCaches.invalidateAll();
-		this.concertCaches.invalidatePages();
-		this.scheduleCaches.invalidateAll();
 		if (this.lease.savePosition(current)) {
 			this.lastPosition = current;
 			this.metrics.positionLost(reason);

@@ -89,7 +89,9 @@ class BinlogServer {
 				statement.executeQuery("SHOW BINARY LOGS").close();
 			}
 			catch (SQLException ex) {
-				problems.add("SHOW BINARY LOGS fails (" + ex.getMessage() + "): run GRANT "
+				// Both grants in one statement: a user without this one usually lacks REPLICATION SLAVE as well,
+				// and granting a privilege held already is harmless.
+				problems.add("SHOW BINARY LOGS fails (" + ex.getMessage() + "): run GRANT REPLICATION SLAVE, "
 						+ (mariaDb ? "BINLOG MONITOR" : "REPLICATION CLIENT") + " ON *.* TO " + grantee(connection));
 			}
 		}

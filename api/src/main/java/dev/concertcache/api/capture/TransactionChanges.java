@@ -41,31 +41,24 @@ final class TransactionChanges {
 	}
 
 	/**
-	 * A concert row (inserted, updated or deleted): the concert (a cached "not found" included), its schedules
-	 * (deleting it deletes them by ON DELETE CASCADE, which logs no rows) and every list page. A schedule row: the
-	 * schedules of its concert, before and after. Above {@code maxKeys} keys of one cache, that whole cache.
+	 * A concert row (inserted, updated or deleted): what {@link ConcertCaches} says a concert change makes stale. A
+	 * schedule row: the schedules of its concert, before and after. Above {@code maxKeys} keys of one cache, that
+	 * whole cache.
 	 * @throws InvalidationFailedException if Redis did not take one; the caller replays the transaction
 	 */
 	void invalidate(ConcertCaches concertCaches, ScheduleCaches scheduleCaches, int maxKeys) {
 		if (this.everything || this.concerts.size() > maxKeys) {
 			concertCaches.invalidateAll();
-			scheduleCaches.invalidateAll();
-			concertCaches.invalidatePages();
 			return;
 		}
-		for (Long id : this.concerts) {
-			concertCaches.invalidate(id);
-		}
-		if (!this.concerts.isEmpty()) {
-			concertCaches.invalidatePages();
-		}
-		Set<Long> schedules = new LinkedHashSet<>(this.concerts);
-		schedules.addAll(this.scheduleConcerts);
-		if (schedules.size() > maxKeys) {
+		concertCaches.invalidateChanged(this.concerts);
+		Set<Long> schedulesOnly = new LinkedHashSet<>(this.scheduleConcerts);
+		schedulesOnly.removeAll(this.concerts);
+		if (this.concerts.size() + schedulesOnly.size() > maxKeys) {
 			scheduleCaches.invalidateAll();
 			return;
 		}
-		for (Long id : schedules) {
+		for (Long id : schedulesOnly) {
 			scheduleCaches.invalidate(id);
 		}
 	}

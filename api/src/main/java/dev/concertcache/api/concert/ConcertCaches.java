@@ -1,15 +1,22 @@
 package dev.concertcache.api.concert;
 
+import java.util.Collection;
+import java.util.List;
+
 import org.springframework.stereotype.Component;
 
 import dev.concertcache.api.concert.ConcertService.PageKey;
+import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.TieredCache;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**
- * The concert caches as seen by callers that replay changes from a durable record (the binary log): each call
- * evicts from every tier of every instance now, or throws.
+ * What a change of a concert makes stale, in one place for every path that learns of one: this service's own
+ * writes, the invalidation endpoint and the binary log. A changed concert (inserted, updated or deleted) makes
+ * stale the concert (a cached "not found" included: ids are sequential, so a read may have cached the next one's
+ * absence), its schedules (deleting a concert deletes them by ON DELETE CASCADE, which the binary log does not
+ * show as rows) and every list page (any change may move, add or remove an entry).
  */
 @Component
 public class ConcertCaches {
@@ -20,36 +27,56 @@ public class ConcertCaches {
 	/** The keyset pages of the list. */
 	static final String PAGES = "concert-page";
 
+	/** The caches a concert change touches, as the invalidation endpoint reports them. */
+	public static final List<String> CACHES = List.of(CONCERT, ScheduleCaches.SCHEDULES, PAGES);
+
 	private final TieredCache<Long, Concert> concerts;
 
 	private final TieredCache<PageKey, ConcertPage> pages;
 
-	ConcertCaches(TieredCacheManager caches) {
+	private final ScheduleCaches schedules;
+
+	ConcertCaches(TieredCacheManager caches, ScheduleCaches schedules) {
 		this.concerts = caches.getCache(CONCERT, Long.class, Concert.class);
 		this.pages = caches.getCache(PAGES, PageKey.class, ConcertPage.class);
+		this.schedules = schedules;
 	}
 
 	/**
-	 * Invalidates the concert {@code id} (a cached "not found" included).
-	 * @throws InvalidationFailedException if Redis did not take it
+	 * Evicts what the change of concert {@code id} makes stale once the current transaction commits: this
+	 * instance at once (read-your-writes), the others through Redis; the binary log repairs an eviction Redis
+	 * did not take.
 	 */
-	public void invalidate(long id) {
-		this.concerts.invalidate(id);
+	void evictChanged(long id) {
+		this.concerts.evict(id);
+		this.schedules.evict(id);
+		this.pages.evictAll();
 	}
 
 	/**
-	 * Invalidates every cached concert.
-	 * @throws InvalidationFailedException if Redis did not take it
+	 * Invalidates now, on every tier of every instance, what the change of these concerts makes stale, for
+	 * callers that hold a durable record of the change (a request, the binary log) and repeat it on failure, so
+	 * nothing is queued in memory. Repeating is harmless.
+	 * @throws InvalidationFailedException if Redis did not take one of the invalidations
+	 */
+	public void invalidateChanged(Collection<Long> ids) {
+		for (long id : ids) {
+			this.concerts.invalidate(id);
+			this.schedules.invalidate(id);
+		}
+		if (!ids.isEmpty()) {
+			this.pages.invalidateAll();
+		}
+	}
+
+	/**
+	 * Invalidates every concert, every concert's schedules and every list page now: after a change whose rows
+	 * are not known (TRUNCATE, DDL, a lost binlog position) or too many to name one by one.
+	 * @throws InvalidationFailedException if Redis did not take one of the invalidations
 	 */
 	public void invalidateAll() {
 		this.concerts.invalidateAll();
-	}
-
-	/**
-	 * Invalidates every list page: any concert change may move, add or remove an entry.
-	 * @throws InvalidationFailedException if Redis did not take it
-	 */
-	public void invalidatePages() {
+		this.schedules.invalidateAll();
 		this.pages.invalidateAll();
 	}
 

@@ -4,12 +4,9 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Optional;
 
-import org.springframework.cache.annotation.CacheEvict;
-import org.springframework.cache.annotation.Caching;
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
 
-import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.api.web.NotFoundException;
 import dev.concertcache.tiered.TieredCache;
 import dev.concertcache.tiered.TieredCache.Lookup;
@@ -33,15 +30,19 @@ class ConcertService {
 
 	private final CursorCodec cursors;
 
+	private final ConcertCaches changes;
+
 	private final Clock clock;
 
 	private final TieredCache<Long, Concert> concerts;
 
 	private final TieredCache<PageKey, ConcertPage> pages;
 
-	ConcertService(ConcertRepository repository, CursorCodec cursors, Clock clock, TieredCacheManager caches) {
+	ConcertService(ConcertRepository repository, CursorCodec cursors, ConcertCaches changes, Clock clock,
+			TieredCacheManager caches) {
 		this.repository = repository;
 		this.cursors = cursors;
+		this.changes = changes;
 		this.clock = clock;
 		this.concerts = caches.getCache(ConcertCaches.CONCERT, Long.class, Concert.class);
 		this.pages = caches.getCache(ConcertCaches.PAGES, PageKey.class, ConcertPage.class);
@@ -92,35 +93,32 @@ class ConcertService {
 		return lookup;
 	}
 
-	// Writes evict through Spring's annotations (ADR 0016), on every instance and once the transaction has
-	// committed. Every write moves, adds or removes a list entry: all pages go.
+	// Writes evict through ConcertCaches, the one mapping of a concert change that the invalidation endpoint and
+	// the binary log use too; a schedule write is a plain @CacheEvict (ADR 0016).
 
 	/** Ids are sequential: a read of the next id may have cached "not found" for it and its schedules. */
 	@Transactional
-	@Caching(evict = { @CacheEvict(cacheNames = { ConcertCaches.CONCERT, ScheduleCaches.SCHEDULES }, key = "#result.id"),
-			@CacheEvict(cacheNames = ConcertCaches.PAGES, allEntries = true) })
 	Concert create(ConcertRequest request) {
 		long id = this.repository.insert(request, this.clock.instant());
+		this.changes.evictChanged(id);
 		return this.repository.findById(id).orElseThrow();
 	}
 
 	@Transactional
-	@Caching(evict = { @CacheEvict(cacheNames = ConcertCaches.CONCERT, key = "#id"),
-			@CacheEvict(cacheNames = ConcertCaches.PAGES, allEntries = true) })
 	Concert update(long id, ConcertRequest request) {
 		if (!this.repository.update(id, request, this.clock.instant())) {
 			throw new NotFoundException("concert", id);
 		}
+		this.changes.evictChanged(id);
 		return this.repository.findById(id).orElseThrow();
 	}
 
 	@Transactional
-	@Caching(evict = { @CacheEvict(cacheNames = { ConcertCaches.CONCERT, ScheduleCaches.SCHEDULES }, key = "#id"),
-			@CacheEvict(cacheNames = ConcertCaches.PAGES, allEntries = true) })
 	void delete(long id) {
 		if (!this.repository.delete(id)) {
 			throw new NotFoundException("concert", id);
 		}
+		this.changes.evictChanged(id);
 	}
 
 	private ConcertPage loadPage(PageKey key) {

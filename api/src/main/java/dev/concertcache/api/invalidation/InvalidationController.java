@@ -19,7 +19,7 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RequestMapping;
 import org.springframework.web.bind.annotation.RestController;
 
-import dev.concertcache.api.concert.ConcertInvalidations;
+import dev.concertcache.api.concert.ConcertCaches;
 
 /**
  * Invalidation on request, for writers that change the database without this service and cannot be seen in its
@@ -29,10 +29,10 @@ import dev.concertcache.api.concert.ConcertInvalidations;
 @RequestMapping("/api/cache/invalidations")
 class InvalidationController {
 
-	private final ConcertInvalidations invalidations;
+	private final ConcertCaches concerts;
 
-	InvalidationController(ConcertInvalidations invalidations) {
-		this.invalidations = invalidations;
+	InvalidationController(ConcertCaches concerts) {
+		this.concerts = concerts;
 	}
 
 	@Operation(summary = "Invalidate cached concerts after a write made elsewhere",
@@ -57,7 +57,7 @@ class InvalidationController {
 	@PostMapping(consumes = MediaType.APPLICATION_JSON_VALUE)
 	InvalidationResponse invalidate(@Valid @RequestBody InvalidationRequest request) {
 		Set<Long> ids = new LinkedHashSet<>(request.concertIds());
-		this.invalidations.invalidate(ids);
+		this.concerts.invalidateChanged(ids);
 		return new InvalidationResponse(List.copyOf(ids), InvalidationResponse.CACHES);
 	}
 

@@ -2,6 +2,8 @@ package dev.concertcache.api.invalidation;
 
 import java.util.List;
 
+import dev.concertcache.api.concert.ConcertCaches;
+
 /**
  * What an invalidation request made every instance forget.
  *
@@ -11,6 +13,6 @@ import java.util.List;
  */
 record InvalidationResponse(List<Long> concertIds, List<String> caches) {
 
-	static final List<String> CACHES = List.of("concert", "schedules", "concert-page");
+	static final List<String> CACHES = ConcertCaches.CACHES;
 
 }

@@ -16,7 +16,7 @@ import dev.concertcache.tiered.TieredCacheManager;
 @Component
 public class ScheduleCaches {
 
-	/** The name of the cache of each concert's schedules, for the concert feature's {@code @CacheEvict}. */
+	/** The name of the cache of each concert's schedules, for this feature's {@code @CacheEvict}. */
 	public static final String SCHEDULES = "schedules";
 
 	private final TieredCache<Long, ConcertSchedules> schedules;
@@ -27,6 +27,14 @@ public class ScheduleCaches {
 
 	Lookup<ConcertSchedules> lookup(long concertId, Supplier<Optional<ConcertSchedules>> loader) {
 		return this.schedules.lookup(concertId, loader);
+	}
+
+	/**
+	 * Evicts the schedules of {@code concertId} once the current transaction commits, here at once and on the
+	 * other instances through Redis.
+	 */
+	public void evict(long concertId) {
+		this.schedules.evict(concertId);
 	}
 
 	/**

@@ -227,6 +227,24 @@ class CaptureTests extends ApiHttpTestSupport {
 		}
 	}
 
+	@Test
+	void prometheusEndpointHasTheCaptureMetersTheDashboardsRead() throws Exception {
+		sql("UPDATE concert SET title = 'Metered' WHERE id = 3");
+		awaitCaughtUp();
+		this.capture.stop();
+		this.redis.delete("concert-cache:capture:position");
+		this.capture.start();
+		await().atMost(PROMPTLY).until(() -> positionLost("no-position") > 0);
+		// The names ops/grafana/dashboards/cache.json and the built-in dashboard (dashboard.js) query.
+		assertThat(management("/actuator/prometheus").body())
+			.contains("concert_cache_capture_events_total{table=\"concert\",type=\"update\"}")
+			.contains("concert_cache_capture_lag_seconds_bucket{")
+			.contains("concert_cache_capture_reconnects_total ")
+			.contains("concert_cache_capture_position_lost_total{reason=\"no-position\"}")
+			.contains("concert_cache_capture_leader 1.0")
+			.contains("concert_cache_capture_position ");
+	}
+
 	/** Waits until the stored position is the server's: the capture has processed everything committed so far. */
 	private void awaitCaughtUp() {
 		String gtid = this.jdbc.sql("SELECT @@gtid_binlog_pos").query(String.class).single();

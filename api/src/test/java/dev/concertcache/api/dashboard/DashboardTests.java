@@ -40,7 +40,13 @@ class DashboardTests extends ApiTestSupport {
 			.contains("<meta name=\"metrics-path\" content=\"actuator/prometheus\">")
 			.contains("data-metric=\"hit-ratio-overall\"")
 			.contains("data-metric=\"requests-rate\"")
-			.contains("data-spark=\"hit-ratio-overall\"");
+			.contains("data-spark=\"hit-ratio-overall\"")
+			.contains("data-metric=\"capture-leader\"")
+			.contains("data-metric=\"capture-events-rate\"")
+			.contains("data-metric=\"capture-lag-p50\"")
+			.contains("data-metric=\"capture-lag-p99\"")
+			.contains("data-metric=\"capture-reconnects\"")
+			.contains("data-metric=\"capture-position-lost-since-load\"");
 	}
 
 	@Test
@@ -48,7 +54,13 @@ class DashboardTests extends ApiTestSupport {
 		HttpResponse<String> script = fromManagementPort("/dashboard/dashboard.js");
 		assertThat(script.statusCode()).isEqualTo(200);
 		assertThat(script.headers().firstValue("Content-Type")).hasValue("text/javascript;charset=UTF-8");
-		assertThat(script.body()).contains("function parseExposition");
+		// The capture's meters as Prometheus names them (asserted against a capturing instance in CaptureTests).
+		assertThat(script.body()).contains("function parseExposition")
+			.contains("'concert_cache_capture_events_total'")
+			.contains("'concert_cache_capture_lag_seconds_bucket'")
+			.contains("'concert_cache_capture_reconnects_total'")
+			.contains("'concert_cache_capture_position_lost_total'")
+			.contains("'concert_cache_capture_leader'");
 		HttpResponse<String> styles = fromManagementPort("/dashboard/dashboard.css");
 		assertThat(styles.statusCode()).isEqualTo(200);
 		assertThat(styles.headers().firstValue("Content-Type")).hasValue("text/css;charset=UTF-8");
