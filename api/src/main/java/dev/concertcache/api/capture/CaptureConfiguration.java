@@ -80,14 +80,17 @@ class CaptureConfiguration {
 
 	/** The longest any tier keeps an entry: how stale a change by another application can be seen without capture. */
 	private static Duration stalenessBound(TieredCacheProperties caches) {
-		TieredCacheConfiguration defaults = TieredCacheConfiguration.defaultConfig();
-		Stream<Duration> builtIn = Stream.of(defaults.l1Ttl(), defaults.l2Ttl());
-		if (caches == null) {
-			return builtIn.max(Duration::compareTo).orElse(Duration.ZERO);
+		TieredCacheConfiguration builtIn = TieredCacheConfiguration.defaultConfig();
+		Duration l1 = builtIn.l1Ttl();
+		Duration l2 = builtIn.l2Ttl();
+		Stream<Duration> overrides = Stream.empty();
+		if (caches != null) {
+			// Configured defaults replace the built-in ones; a named cache's own TTLs may be longer still.
+			l1 = (caches.defaults().l1Ttl() != null) ? caches.defaults().l1Ttl() : l1;
+			l2 = (caches.defaults().l2Ttl() != null) ? caches.defaults().l2Ttl() : l2;
+			overrides = caches.caches().values().stream().flatMap((cache) -> Stream.of(cache.l1Ttl(), cache.l2Ttl()));
 		}
-		Stream<Duration> configured = Stream.concat(Stream.of(caches.defaults()), caches.caches().values().stream())
-			.flatMap((cache) -> Stream.of(cache.l1Ttl(), cache.l2Ttl()));
-		return Stream.concat(builtIn, configured)
+		return Stream.concat(Stream.of(l1, l2), overrides)
 			.filter(java.util.Objects::nonNull)
 			.max(Duration::compareTo)
 			.orElse(Duration.ZERO);

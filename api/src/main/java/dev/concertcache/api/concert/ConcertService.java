@@ -2,7 +2,12 @@ package dev.concertcache.api.concert;
 
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
 
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -38,6 +43,12 @@ class ConcertService {
 
 	private final TieredCache<PageKey, ConcertPage> pages;
 
+	/**
+	 * The slices of each cached page by size, kept as long as the page (weak keys, by identity): a slice is then
+	 * one value too, serialized and tagged once (ADR 0034), not once per request.
+	 */
+	private final Cache<ConcertPage, Map<Integer, ConcertPage>> slices = Caffeine.newBuilder().weakKeys().build();
+
 	ConcertService(ConcertRepository repository, CursorCodec cursors, ConcertCaches changes, Clock clock,
 			TieredCacheManager caches) {
 		this.repository = repository;
@@ -60,7 +71,7 @@ class ConcertService {
 		if (key.size() == size) {
 			return lookup;
 		}
-		return new Lookup<>(lookup.value().map((page) -> start(page, size)), lookup.stale(), lookup.source());
+		return new Lookup<>(lookup.value().map((page) -> slice(page, size)), lookup.stale(), lookup.source());
 	}
 
 	private static int cachedSize(int size) {
@@ -70,6 +81,10 @@ class ConcertService {
 			}
 		}
 		throw new IllegalArgumentException("Page size " + size + " is above " + ConcertController.MAX_PAGE_SIZE);
+	}
+
+	private ConcertPage slice(ConcertPage page, int size) {
+		return this.slices.get(page, (key) -> new ConcurrentHashMap<>()).computeIfAbsent(size, (n) -> start(page, n));
 	}
 
 	/** The first {@code size} items of a longer page: keyset pages of one start share their first items. */

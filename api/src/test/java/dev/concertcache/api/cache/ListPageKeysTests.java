@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.context.ActiveProfiles;
 
@@ -25,6 +26,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 class ListPageKeysTests extends CachedApiTestSupport {
 
 	private static final int[] SIZES = { 1, 2, 3, 5, 7, 13, 19, 20, 21, 33, 64, 99, 100 };
+
+	@Value("${tiered-cache.key-prefix}")
+	private String keyPrefix;
 
 	@Autowired
 	private StringRedisTemplate redis;
@@ -73,10 +77,11 @@ class ListPageKeysTests extends CachedApiTestSupport {
 
 	/** The value keys of the list cache's current generation. */
 	private Set<String> pageKeys() {
-		Set<String> counters = this.redis.keys("*:v1:concert-page:generation");
-		assertThat(counters).hasSize(1);
-		String generation = this.redis.opsForValue().get(counters.iterator().next());
-		return this.redis.keys("*:v1:concert-page:g" + generation + ":*");
+		// This application's keys: other test classes share the Redis under prefixes of their own.
+		String cache = this.keyPrefix + ":v1:concert-page";
+		String generation = this.redis.opsForValue().get(cache + ":generation");
+		assertThat(generation).isNotNull();
+		return this.redis.keys(cache + ":g" + generation + ":*");
 	}
 
 }
