@@ -21,3 +21,8 @@ bash scripts/e2e.sh
 # with the bare endpoints (five short runs on one API).
 bash loadtests/run.sh --smoke
 bash loadtests/run.sh --smoke --ceiling
+# The freshness contract from outside: two instances, writes through either and with plain SQL, every Redis
+# client connection killed every 2 s for a third of the run; fails on any read older than 1 s after its write's
+# acknowledgement. Lag limits are loose here: on two shared cores a smoke run's p99 is the scheduler's.
+FRESHNESS_OPTS="--lag-p99-ms 1000 --sql-lag-p99-ms 1000" bash loadtests/run.sh --freshness --sql-writer \
+  --fault redis-clients --smoke
