@@ -42,8 +42,9 @@ Usage: loadtests/run.sh [options]
                      60 s); lib/freshness.py writes concert titles through either and reads them back from
                      both: lag per instance and writer, every read older than 1 s after its write's ack
   --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
-  --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third)
-                     or redis-restart (Redis stopped and started again, empty, halfway)
+  --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third),
+                     redis-restart (Redis stopped and started again, empty, halfway) or, with --redis cluster,
+                     primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later)
   --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
                      scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
   --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
@@ -99,7 +100,7 @@ while (($#)); do
     --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
     --freshness) FRESHNESS=true; shift ;;
     --sql-writer) SQL_WRITER=true; shift ;;
-    --fault) FAULT=${2:?--fault needs redis-clients or redis-restart}; shift 2 ;;
+    --fault) FAULT=${2:?--fault needs redis-clients, redis-restart or primary-kill}; shift 2 ;;
     --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
     --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
@@ -426,7 +427,7 @@ if ! $STANDIN; then
 fi
 
 exit_status=0
-if fleet_active; then
+if fleet_active && ! $FRESHNESS; then
   fleet_run "$RESULTS"
   exit_status=$FLEET_STATUS
 elif $FRESHNESS; then

@@ -119,21 +119,16 @@ restart_redis() {
 # Each node is tracked as service redis-cluster; service_stop redis-cluster stops them all.
 REDIS_CLUSTER_NODE_TIMEOUT_MS=${REDIS_CLUSTER_NODE_TIMEOUT_MS:-2000}
 start_redis_cluster() {
-  local primaries=${1:-3} replicas=${2:-1} count i dir port bus pid conf="$SERVICES_ROOT/redis/redis.conf"
+  local primaries=${1:-3} replicas=${2:-1} count i dir port bus pid
   local ports=() taken=() addresses=()
   count=$((primaries * (1 + replicas)))
   for ((i = 0; i < count; i++)); do
     dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis-cluster.XXXXXX") || return 1
     port=$(_free_port_except "${taken[@]}") && taken+=("$port") || return 1
     bus=$(_free_port_except "${taken[@]}") && taken+=("$bus") || return 1
-    # Cluster mode, a node timeout short enough for a failover within seconds in tests and load runs, and
-    # replicas that answer nothing while their link is down (a cache must not serve what it cannot vouch for).
-    redis-server "$conf" --port "$port" --cluster-port "$bus" --dir "$dir" --daemonize no --bind 127.0.0.1 \
-      --logfile "$dir/redis.log" --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
-      --cluster-node-timeout "$REDIS_CLUSTER_NODE_TIMEOUT_MS" --replica-serve-stale-data no \
-      >>"$dir/redis.log" 2>&1 &
+    printf -v "_REDIS_CLUSTER_NODE_$port" '%s' "$bus $dir"
+    _redis_cluster_node "$port"
     pid=$!
-    service_track redis-cluster "$pid" "$dir"
     if ! wait_for_port "$port" 15 "$pid"; then
       _service_failed "redis-server (cluster node $port)" "$dir/redis.log"
       return 1
@@ -153,6 +148,47 @@ start_redis_cluster() {
     _service_failed "the Redis Cluster (not ok within 60 s)" "$dir/create.log"
     return 1
   }
+}
+
+# redis_cluster_stream_primary: the port of the primary that holds the invalidation stream (the node whose loss
+# tests a failover of the cache's invalidations), or of the first primary if no node holds a stream yet.
+redis_cluster_stream_primary() {
+  local port first=""
+  for port in $REDIS_CLUSTER_PORTS; do
+    redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^role:master' || continue
+    first=${first:-$port}
+    if [[ -n $(redis-cli -p "$port" --scan --type stream 2>/dev/null | head -1) ]]; then
+      echo "$port"
+      return
+    fi
+  done
+  echo "$first"
+}
+
+# redis_cluster_kill PORT: kills that node as a crash would (SIGKILL): no shutdown, no last save.
+redis_cluster_kill() {
+  local pid
+  pid=$(redis-cli -p "$1" INFO server 2>/dev/null | tr -d '\r' | awk -F: '/^process_id:/ { print $2 }')
+  [[ -n $pid ]] && kill -9 "$pid"
+}
+
+# redis_cluster_restart PORT: starts a killed node again with its data dir (and nodes.conf): it rejoins the
+# cluster, as a replica of the node promoted in its place.
+redis_cluster_restart() {
+  _redis_cluster_node "$1"
+  wait_for_port "$1" 15 "$!"
+}
+
+# _redis_cluster_node PORT: one cluster node in the background, tracked. Cluster mode, a node timeout short
+# enough for a failover within seconds in tests and load runs, and replicas that answer nothing while their link
+# is down (a cache must not serve what it cannot vouch for).
+_redis_cluster_node() {
+  local node_var=_REDIS_CLUSTER_NODE_$1 bus dir
+  read -r bus dir <<<"${!node_var}"
+  redis-server "$SERVICES_ROOT/redis/redis.conf" --port "$1" --cluster-port "$bus" --dir "$dir" --daemonize no \
+    --bind 127.0.0.1 --logfile "$dir/redis.log" --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
+    --cluster-node-timeout "$REDIS_CLUSTER_NODE_TIMEOUT_MS" --replica-serve-stale-data no >>"$dir/redis.log" 2>&1 &
+  service_track redis-cluster "$!" "$dir"
 }
 
 # redis_cluster_await_ok [TIMEOUT_SECONDS]: every running node of the cluster says cluster_state:ok, and every

@@ -21,8 +21,13 @@ fleet_validate() {
   [[ -z ${INSTANCES:-} || $INSTANCES =~ ^[1-9][0-9]?$ ]] || die "--instances must be 1..99"
   [[ -z ${REDIS_MODE:-} || " ${FLEET_REDIS_MODES[*]} " == *" $REDIS_MODE "* ]] ||
     die "--redis must be one of ${FLEET_REDIS_MODES[*]}"
-  ! { fleet_active && { $COMPARE || $CEILING || $FRESHNESS || [[ -n $DB_OUTAGE ]]; }; } ||
-    die "--instances and --redis go without --compare, --ceiling, --freshness and --db-outage"
+  ! { fleet_active && { $COMPARE || $CEILING || [[ -n $DB_OUTAGE ]]; }; } ||
+    die "--instances and --redis go without --compare, --ceiling and --db-outage"
+  ! { $FRESHNESS && [[ -n ${INSTANCES:-} ]]; } || die "--freshness runs two instances of its own: no --instances"
+  ! { [[ ${FAULT:-none} == primary-kill ]] && [[ ${REDIS_MODE:-} != cluster ]]; } ||
+    die "--fault primary-kill needs --redis cluster"
+  ! { [[ ${FAULT:-none} == redis-restart ]] && [[ ${REDIS_MODE:-} == cluster ]]; } ||
+    die "--fault redis-restart restarts a standalone Redis: with --redis cluster use primary-kill"
   if fleet_active && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
     step "installing nginx"
     "$ROOT/scripts/install-deps.sh" nginx || die "could not install nginx"

@@ -4,14 +4,16 @@
 # one k6 process each), and lib/freshness.py writing concert titles through either instance (and with
 # --sql-writer with plain SQL) while it reads them back from both. With a fault, Redis misbehaves meanwhile:
 #
-#   redis-clients   CLIENT KILL TYPE normal every 2 s during the middle third of the run
+#   redis-clients   CLIENT KILL TYPE normal (on every node of a cluster) every 2 s during the middle third
 #   redis-restart   Redis stopped and started again (same port, empty) halfway through
+#   primary-kill    with --redis cluster: the primary holding the invalidation stream killed (SIGKILL) halfway
+#                   through, its replica promoted; the node started again 10 s later, rejoining as a replica
 #
 #   freshness_run RUN_DIR     everything above; leaves the exit status in FRESHNESS_STATUS
 #
 # Needs scripts/services.sh, run.sh's start_api, snapshot and its variables (RATE, DURATION, SMOKE, ...).
 
-FRESHNESS_FAULTS=(none redis-clients redis-restart)
+FRESHNESS_FAULTS=(none redis-clients redis-restart primary-kill)
 
 # Seconds in "45", "45s" or "2m".
 _freshness_seconds() {
@@ -70,8 +72,13 @@ _freshness_fault() {
         _freshness_started "$dir"
         sleep "$third"
         local until=$((SECONDS + third))
+        local port killed
         while ((SECONDS < until)); do
-          echo "$(date +%s.%N) CLIENT KILL TYPE normal: $(redis-cli -p "$REDIS_PORT" CLIENT KILL TYPE normal) killed" >>"$log"
+          killed=0
+          for port in ${REDIS_CLUSTER_PORTS:-$REDIS_PORT}; do
+            killed=$((killed + $(redis-cli -p "$port" CLIENT KILL TYPE normal 2>/dev/null || echo 0)))
+          done
+          echo "$(date +%s.%N) CLIENT KILL TYPE normal: $killed killed" >>"$log"
           sleep 2
         done
       ) &
@@ -86,7 +93,7 @@ freshness_run() {
   local rate=${RATE:-$($SMOKE && echo 20 || echo 1000)}
   local half=$(((rate + 1) / 2))
   _FRESHNESS_PORTS=()
-  redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
+  _fleet_flush_redis
   _freshness_instance a 8080
   _freshness_instance b 8082
 
@@ -114,6 +121,18 @@ freshness_run() {
     echo "$(date +%s.%N) Redis stopped (SIGTERM)" >>"$dir/fault.log"
     restart_redis || echo "$(date +%s.%N) Redis did not come back" >>"$dir/fault.log"
     echo "$(date +%s.%N) Redis started again, empty" >>"$dir/fault.log"
+  elif [[ $FAULT == primary-kill ]]; then
+    # In this shell: the restarted node is tracked with the others.
+    _freshness_started "$dir"
+    sleep "$((FRESHNESS_SECONDS / 2))"
+    local primary
+    primary=$(redis_cluster_stream_primary)
+    redis_cluster_kill "$primary"
+    echo "$(date +%s.%N) primary 127.0.0.1:$primary killed (SIGKILL)" >>"$dir/fault.log"
+    redis_cluster_await_ok 30 && echo "$(date +%s.%N) cluster ok again: a replica took over" >>"$dir/fault.log"
+    sleep 10
+    redis_cluster_restart "$primary" &&
+      echo "$(date +%s.%N) 127.0.0.1:$primary started again (rejoins as a replica)" >>"$dir/fault.log"
   fi
   FRESHNESS_STATUS=0
   wait "$checker_pid" || FRESHNESS_STATUS=$?
