@@ -27,6 +27,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
@@ -135,19 +136,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final String instanceId;
 
-	private final Duration lockTtl;
-
-	private final Duration lockPollInterval;
-
-	private final Duration tombstoneTtl;
-
 	private final Duration retryInterval;
 
 	private final Duration blockTimeout;
 
 	private final InvalidationWatermark watermark;
 
-	private final ConcurrentMap<String, DefaultTieredCache<?, ?>> caches = new ConcurrentHashMap<>();
+	private final RedisLoadProtocol.Settings redisSettings;
+
+	private final ConcurrentMap<String, Registered<?, ?>> caches = new ConcurrentHashMap<>();
 
 	private final AtomicReference<Warmup> warmup = new AtomicReference<>();
 
@@ -174,9 +171,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.clock = (builder.clock != null) ? builder.clock : Clock.systemUTC();
 		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
 		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
-		this.lockTtl = builder.lockTtl;
-		this.lockPollInterval = builder.lockPollInterval;
-		this.tombstoneTtl = builder.tombstoneTtl;
 		this.retryInterval = builder.retryInterval;
 		this.blockTimeout = builder.blockTimeout;
 		this.watermark = new InvalidationWatermark(
@@ -189,6 +183,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				this.metrics, builder.keyPrefix, builder.streamMaxLength);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
+		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.instanceId,
+				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
 	}
 
 	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */
@@ -205,14 +201,19 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@SuppressWarnings("unchecked")
 	public <K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType) {
 		requireValidName(name);
-		DefaultTieredCache<?, ?> cache = this.caches.computeIfAbsent(name,
-				(key) -> new DefaultTieredCache<>(key, keyType, valueType, spec(key), this));
-		if (cache.keyType() != keyType || cache.valueType() != valueType) {
-			throw new IllegalArgumentException("Cache '" + name + "' exists with keys of " + cache.keyType().getName()
-					+ " and values of " + cache.valueType().getName() + ", not " + keyType.getName() + " and "
-					+ valueType.getName());
+		Registered<?, ?> cache = this.caches.computeIfAbsent(name, (key) -> register(key, keyType, valueType));
+		if (cache.core().keyType() != keyType || cache.core().valueType() != valueType) {
+			throw new IllegalArgumentException("Cache '" + name + "' exists with keys of "
+					+ cache.core().keyType().getName() + " and values of " + cache.core().valueType().getName()
+					+ ", not " + keyType.getName() + " and " + valueType.getName());
 		}
-		return (TieredCache<K, V>) cache;
+		return (TieredCache<K, V>) cache.decorated();
+	}
+
+	/** The cache itself, under its decorators; for tests and diagnostics. */
+	@SuppressWarnings("unchecked")
+	<K, V> DefaultTieredCache<K, V> core(String name) {
+		return (DefaultTieredCache<K, V>) this.caches.get(name).core();
 	}
 
 	@Override
@@ -222,15 +223,45 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return opened;
 	}
 
-	/** The twin of {@code cache} in the warm-up the calling thread is in, or null outside an open one of ours. */
+	/** A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up. */
+	private <K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
+		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
+		TieredCache<K, V> afterCommit = new TransactionAwareTieredCacheDecorator<>(core,
+				this.metrics.forCache(name));
+		return new Registered<>(core, new WarmupRoutingTieredCache<>(afterCommit,
+				() -> warmupTwin(name, keyType, valueType)));
+	}
+
+	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */
+	private <K, V> DefaultTieredCache<K, V> newCache(String name, Class<K> keyType, Class<V> valueType,
+			RedisTier redis, TieredCacheMetrics metrics) {
+		TieredCacheConfiguration spec = spec(name);
+		TieredCacheMetrics.ForCache forCache = metrics.forCache(name);
+		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
+		Generations generations = new Generations(name, redis, this.clock);
+		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
+				this.redisSettings, forCache);
+		Duration lockTtl = this.redisSettings.lockTtl();
+		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
+				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark)
+				: LocalTier.inFlightOnly(name, lockTtl, forCache);
+		return new DefaultTieredCache<>(name, keyType, valueType, spec,
+				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
+						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
+						this.ticker, this.watermark, this.pending, forCache));
+	}
+
+	/** The twin of cache {@code name} in the warm-up the calling thread is in, or null outside an open one of ours. */
 	@SuppressWarnings("unchecked")
-	<K, V> DefaultTieredCache<K, V> warmupTwin(DefaultTieredCache<K, V> cache) {
+	private <K, V> @Nullable TieredCache<K, V> warmupTwin(String name, Class<K> keyType, Class<V> valueType) {
 		Warmup current = currentWarmup.get();
 		if (current == null || current != this.warmup.get()) {
 			return null;
 		}
-		return (DefaultTieredCache<K, V>) current.twins.computeIfAbsent(cache.name(),
-				(name) -> cache.twin(current.redis, current.metrics));
+		return (TieredCache<K, V>) current.twins.computeIfAbsent(name,
+				(key) -> new TransactionAwareTieredCacheDecorator<>(
+						newCache(key, keyType, valueType, current.redis, current.metrics),
+						current.metrics.forCache(key)));
 	}
 
 	/** The names of the caches created so far. */
@@ -240,7 +271,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/** Evicts every cache created so far, on every instance (one generation bump each). */
 	public void evictAllCaches() {
-		this.caches.values().forEach(DefaultTieredCache::evictAll);
+		this.caches.values().forEach((cache) -> cache.decorated().evictAll());
 	}
 
 	/**
@@ -315,20 +346,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return Integer.MAX_VALUE - 4096;
 	}
 
-	TieredCacheMode mode() {
-		return this.mode;
-	}
-
-	RedisTier redis() {
-		return this.redis;
-	}
-
 	PendingEvictions pending() {
 		return this.pending;
-	}
-
-	TieredCacheMetrics metrics() {
-		return this.metrics;
 	}
 
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
@@ -337,40 +356,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				(key) -> new LoaderGuard(this.bulkheads, this.breakers, LOADER_GUARD_NAME + "-" + key, spec(key)));
 	}
 
-	CircuitBreaker circuitBreaker() {
-		return this.redis.breaker();
-	}
-
-	Ticker ticker() {
-		return this.ticker;
-	}
-
+	/** The wall clock of Redis freshness and invalidation send times; for tests. */
 	Clock clock() {
 		return this.clock;
 	}
 
-	JsonMapper jsonMapper() {
-		return this.jsonMapper;
-	}
-
-	String instanceId() {
-		return this.instanceId;
-	}
-
-	Duration lockTtl() {
-		return this.lockTtl;
-	}
-
-	Duration lockPollInterval() {
-		return this.lockPollInterval;
-	}
-
-	Duration tombstoneTtl() {
-		return this.tombstoneTtl;
-	}
-
-	InvalidationWatermark watermark() {
-		return this.watermark;
+	/** The breaker around every Redis call; for tests. */
+	CircuitBreaker circuitBreaker() {
+		return this.redis.breaker();
 	}
 
 	/**
@@ -392,6 +385,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.watermark.silence();
 	}
 
+	/** The configuration of cache {@code name}: its own, else the defaults. */
 	TieredCacheConfiguration spec(String name) {
 		return this.configured.getOrDefault(name, this.defaults);
 	}
@@ -400,7 +394,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		String cacheName = message.get("cache");
 		String key = message.get("key");
 		long generation = Long.parseLong(message.getOrDefault("gen", "0"));
-		DefaultTieredCache<?, ?> cache = (cacheName != null) ? this.caches.get(cacheName) : null;
+		Registered<?, ?> registered = (cacheName != null) ? this.caches.get(cacheName) : null;
+		DefaultTieredCache<?, ?> cache = (registered != null) ? registered.core() : null;
 		if (this.instanceId.equals(message.get("origin"))) {
 			if (cache != null && PendingEvictions.ALL.equals(key)) {
 				cache.advanceGeneration(generation);
@@ -418,7 +413,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	void flush(String reason) {
 		logger.info("Flushing L1 of every cache: " + reason);
-		this.caches.values().forEach(DefaultTieredCache::flush);
+		this.caches.values().forEach((cache) -> cache.core().flush());
 	}
 
 	void retryPending() {
@@ -429,22 +424,23 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			}
 			if (this.pending.overflowed()) {
 				this.pending.overflowDone();
-				for (DefaultTieredCache<?, ?> cache : this.caches.values()) {
-					if (!cache.evictAllNow()) {
+				for (Registered<?, ?> cache : this.caches.values()) {
+					if (!cache.core().evictAllNow()) {
 						return;
 					}
 				}
 			}
 			for (Map.Entry<Eviction, Long> request : this.pending.snapshot()) {
 				Eviction eviction = request.getKey();
-				DefaultTieredCache<?, ?> cache = this.caches.get(eviction.cache());
-				if (cache == null) {
+				Registered<?, ?> registered = this.caches.get(eviction.cache());
+				if (registered == null) {
 					this.pending.done(eviction, request.getValue());
 					continue;
 				}
 				// Runs the whole eviction again, L1 included: a read between Redis' return and this replay
 				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
 				// until then this instance's reads of the key do not use Redis.
+				DefaultTieredCache<?, ?> cache = registered.core();
 				boolean taken = PendingEvictions.ALL.equals(eviction.key()) ? cache.evictAllNow()
 						: cache.evictNow(eviction.key());
 				if (!taken) {
@@ -501,7 +497,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		private final RedisTier redis = DefaultTieredCacheManager.this.redis
 			.child("warmup:" + DefaultTieredCacheManager.this.instanceId, this.metrics);
 
-		private final ConcurrentMap<String, DefaultTieredCache<?, ?>> twins = new ConcurrentHashMap<>();
+		private final ConcurrentMap<String, TieredCache<?, ?>> twins = new ConcurrentHashMap<>();
 
 		@Override
 		public Scope enter() {
@@ -532,6 +528,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			}
 		}
 
+	}
+
+	/** A cache under its decorators, and the cache itself, which invalidations and retries reach directly. */
+	private record Registered<K, V>(DefaultTieredCache<K, V> core, TieredCache<K, V> decorated) {
 	}
 
 	/**
