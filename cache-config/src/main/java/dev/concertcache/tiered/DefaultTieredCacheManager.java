@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -105,9 +105,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private static final Pattern CACHE_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
-	/** The warm-up the current thread is in, if any (of any manager: {@link #warmupTwin} checks whose). */
-	private static final ThreadLocal<Warmup> currentWarmup = new ThreadLocal<>();
-
 	private final TieredCacheMode mode;
 
 	private final TieredCacheConfiguration defaults;
@@ -146,11 +143,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final ConcurrentMap<String, Registered<?, ?>> caches = new ConcurrentHashMap<>();
 
-	private final AtomicReference<Warmup> warmup = new AtomicReference<>();
+	private final Warmups warmups;
 
-	private volatile InvalidationListener listener;
+	private volatile @Nullable InvalidationListener listener;
 
-	private volatile ScheduledExecutorService retries;
+	private volatile @Nullable ScheduledExecutorService retries;
 
 	private volatile boolean running;
 
@@ -183,6 +180,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				this.metrics, builder.keyPrefix, builder.streamMaxLength);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
+		this.warmups = new Warmups(this.redis, this.instanceId);
 		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.instanceId,
 				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
 	}
@@ -218,9 +216,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	@Override
 	public TieredCacheWarmup openWarmup() {
-		Warmup opened = new Warmup();
-		Assert.state(this.warmup.compareAndSet(null, opened), "A warm-up is open already");
-		return opened;
+		return this.warmups.open();
 	}
 
 	/** A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up. */
@@ -228,8 +224,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
 		TieredCache<K, V> afterCommit = new TransactionAwareTieredCacheDecorator<>(core,
 				this.metrics.forCache(name));
-		return new Registered<>(core, new WarmupRoutingTieredCache<>(afterCommit,
-				() -> warmupTwin(name, keyType, valueType)));
+		BiFunction<RedisTier, TieredCacheMetrics, TieredCache<K, V>> twins = (redis,
+				metrics) -> new TransactionAwareTieredCacheDecorator<>(newCache(name, keyType, valueType, redis, metrics),
+						metrics.forCache(name));
+		return new Registered<>(core,
+				new WarmupRoutingTieredCache<>(afterCommit, () -> this.warmups.twin(name, twins)));
 	}
 
 	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */
@@ -249,19 +248,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
 						this.ticker, this.watermark, this.pending, forCache));
-	}
-
-	/** The twin of cache {@code name} in the warm-up the calling thread is in, or null outside an open one of ours. */
-	@SuppressWarnings("unchecked")
-	private <K, V> @Nullable TieredCache<K, V> warmupTwin(String name, Class<K> keyType, Class<V> valueType) {
-		Warmup current = currentWarmup.get();
-		if (current == null || current != this.warmup.get()) {
-			return null;
-		}
-		return (TieredCache<K, V>) current.twins.computeIfAbsent(name,
-				(key) -> new TransactionAwareTieredCacheDecorator<>(
-						newCache(key, keyType, valueType, current.redis, current.metrics),
-						current.metrics.forCache(key)));
 	}
 
 	/** The names of the caches created so far. */
@@ -376,12 +362,12 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	/** The listener of the invalidation stream, {@code null} before start; for tests. */
-	InvalidationListener listener() {
+	@Nullable InvalidationListener listener() {
 		return this.listener;
 	}
 
 	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
-	public Duration getInvalidationSilence() {
+	public @Nullable Duration getInvalidationSilence() {
 		return this.watermark.silence();
 	}
 
@@ -485,51 +471,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 	}
 
-	/**
-	 * Twins of the caches over keys of their own ({@code <key-prefix>:warmup:<instance-id>:}) and meters nobody
-	 * scrapes; they share the Redis connection, both circuit breakers and the loader guard with the real caches,
-	 * so a warm-up runs exactly the code a real read runs.
-	 */
-	private final class Warmup implements TieredCacheWarmup {
-
-		private final TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
-
-		private final RedisTier redis = DefaultTieredCacheManager.this.redis
-			.child("warmup:" + DefaultTieredCacheManager.this.instanceId, this.metrics);
-
-		private final ConcurrentMap<String, TieredCache<?, ?>> twins = new ConcurrentHashMap<>();
-
-		@Override
-		public Scope enter() {
-			Warmup outer = currentWarmup.get();
-			currentWarmup.set(this);
-			return () -> {
-				if (outer != null) {
-					currentWarmup.set(outer);
-				}
-				else {
-					currentWarmup.remove();
-				}
-			};
-		}
-
-		@Override
-		public void close() {
-			if (!DefaultTieredCacheManager.this.warmup.compareAndSet(this, null)) {
-				return;
-			}
-			this.twins.clear();
-			try {
-				long deleted = this.redis.deleteAll();
-				logger.debug("Warm-up over; deleted its " + deleted + " Redis keys");
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Warm-up over, but its Redis keys could not be deleted; they expire by their TTL", ex);
-			}
-		}
-
-	}
-
 	/** A cache under its decorators, and the cache itself, which invalidations and retries reach directly. */
 	private record Registered<K, V>(DefaultTieredCache<K, V> core, TieredCache<K, V> decorated) {
 	}
@@ -545,7 +486,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private String keyPrefix = DEFAULT_KEY_PREFIX;
 
-		private String instanceId;
+		private @Nullable String instanceId;
 
 		private TieredCacheConfiguration defaults = TieredCacheConfiguration.defaultConfig();
 
@@ -569,19 +510,19 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private CircuitBreakerConfig redisCircuitBreaker = DEFAULT_REDIS_CIRCUIT_BREAKER;
 
-		private MeterRegistry meterRegistry;
+		private @Nullable MeterRegistry meterRegistry;
 
-		private CircuitBreakerRegistry circuitBreakerRegistry;
+		private @Nullable CircuitBreakerRegistry circuitBreakerRegistry;
 
-		private BulkheadRegistry bulkheadRegistry;
+		private @Nullable BulkheadRegistry bulkheadRegistry;
 
-		private Ticker ticker;
+		private @Nullable Ticker ticker;
 
-		private Clock clock;
+		private @Nullable Clock clock;
 
-		private JsonMapper jsonMapper;
+		private @Nullable JsonMapper jsonMapper;
 
-		private Ticker watermarkTicker;
+		private @Nullable Ticker watermarkTicker;
 
 		private Builder(RedisConnectionFactory connectionFactory) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
