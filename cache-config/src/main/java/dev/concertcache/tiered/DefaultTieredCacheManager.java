@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -27,6 +27,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
@@ -104,9 +105,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private static final Pattern CACHE_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
-	/** The warm-up the current thread is in, if any (of any manager: {@link #warmupTwin} checks whose). */
-	private static final ThreadLocal<Warmup> currentWarmup = new ThreadLocal<>();
-
 	private final TieredCacheMode mode;
 
 	private final TieredCacheConfiguration defaults;
@@ -135,25 +133,21 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final String instanceId;
 
-	private final Duration lockTtl;
-
-	private final Duration lockPollInterval;
-
-	private final Duration tombstoneTtl;
-
 	private final Duration retryInterval;
 
 	private final Duration blockTimeout;
 
 	private final InvalidationWatermark watermark;
 
-	private final ConcurrentMap<String, DefaultTieredCache<?, ?>> caches = new ConcurrentHashMap<>();
+	private final RedisLoadProtocol.Settings redisSettings;
 
-	private final AtomicReference<Warmup> warmup = new AtomicReference<>();
+	private final ConcurrentMap<String, Registered<?, ?>> caches = new ConcurrentHashMap<>();
 
-	private volatile InvalidationListener listener;
+	private final Warmups warmups;
 
-	private volatile ScheduledExecutorService retries;
+	private volatile @Nullable InvalidationListener listener;
+
+	private volatile @Nullable ScheduledExecutorService retries;
 
 	private volatile boolean running;
 
@@ -174,9 +168,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.clock = (builder.clock != null) ? builder.clock : Clock.systemUTC();
 		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
 		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
-		this.lockTtl = builder.lockTtl;
-		this.lockPollInterval = builder.lockPollInterval;
-		this.tombstoneTtl = builder.tombstoneTtl;
 		this.retryInterval = builder.retryInterval;
 		this.blockTimeout = builder.blockTimeout;
 		this.watermark = new InvalidationWatermark(
@@ -189,6 +180,9 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				this.metrics, builder.keyPrefix, builder.streamMaxLength);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
+		this.warmups = new Warmups(this.redis, this.instanceId);
+		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.instanceId,
+				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
 	}
 
 	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */
@@ -205,32 +199,55 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@SuppressWarnings("unchecked")
 	public <K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType) {
 		requireValidName(name);
-		DefaultTieredCache<?, ?> cache = this.caches.computeIfAbsent(name,
-				(key) -> new DefaultTieredCache<>(key, keyType, valueType, spec(key), this));
-		if (cache.keyType() != keyType || cache.valueType() != valueType) {
-			throw new IllegalArgumentException("Cache '" + name + "' exists with keys of " + cache.keyType().getName()
-					+ " and values of " + cache.valueType().getName() + ", not " + keyType.getName() + " and "
-					+ valueType.getName());
+		Registered<?, ?> cache = this.caches.computeIfAbsent(name, (key) -> register(key, keyType, valueType));
+		if (cache.core().keyType() != keyType || cache.core().valueType() != valueType) {
+			throw new IllegalArgumentException("Cache '" + name + "' exists with keys of "
+					+ cache.core().keyType().getName() + " and values of " + cache.core().valueType().getName()
+					+ ", not " + keyType.getName() + " and " + valueType.getName());
 		}
-		return (TieredCache<K, V>) cache;
+		return (TieredCache<K, V>) cache.decorated();
+	}
+
+	/** The cache itself, under its decorators; for tests and diagnostics. */
+	@SuppressWarnings("unchecked")
+	<K, V> DefaultTieredCache<K, V> core(String name) {
+		return (DefaultTieredCache<K, V>) this.caches.get(name).core();
 	}
 
 	@Override
 	public TieredCacheWarmup openWarmup() {
-		Warmup opened = new Warmup();
-		Assert.state(this.warmup.compareAndSet(null, opened), "A warm-up is open already");
-		return opened;
+		return this.warmups.open();
 	}
 
-	/** The twin of {@code cache} in the warm-up the calling thread is in, or null outside an open one of ours. */
-	@SuppressWarnings("unchecked")
-	<K, V> DefaultTieredCache<K, V> warmupTwin(DefaultTieredCache<K, V> cache) {
-		Warmup current = currentWarmup.get();
-		if (current == null || current != this.warmup.get()) {
-			return null;
-		}
-		return (DefaultTieredCache<K, V>) current.twins.computeIfAbsent(cache.name(),
-				(name) -> cache.twin(current.redis, current.metrics));
+	/** A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up. */
+	private <K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
+		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
+		TieredCache<K, V> afterCommit = new TransactionAwareTieredCacheDecorator<>(core,
+				this.metrics.forCache(name));
+		BiFunction<RedisTier, TieredCacheMetrics, TieredCache<K, V>> twins = (redis,
+				metrics) -> new TransactionAwareTieredCacheDecorator<>(newCache(name, keyType, valueType, redis, metrics),
+						metrics.forCache(name));
+		return new Registered<>(core,
+				new WarmupRoutingTieredCache<>(afterCommit, () -> this.warmups.twin(name, twins)));
+	}
+
+	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */
+	private <K, V> DefaultTieredCache<K, V> newCache(String name, Class<K> keyType, Class<V> valueType,
+			RedisTier redis, TieredCacheMetrics metrics) {
+		TieredCacheConfiguration spec = spec(name);
+		TieredCacheMetrics.ForCache forCache = metrics.forCache(name);
+		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
+		Generations generations = new Generations(name, redis, this.clock);
+		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
+				this.redisSettings, forCache);
+		Duration lockTtl = this.redisSettings.lockTtl();
+		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
+				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark)
+				: LocalTier.inFlightOnly(name, lockTtl, forCache);
+		return new DefaultTieredCache<>(name, keyType, valueType, spec,
+				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
+						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
+						this.ticker, this.watermark, this.pending, forCache));
 	}
 
 	/** The names of the caches created so far. */
@@ -240,7 +257,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/** Evicts every cache created so far, on every instance (one generation bump each). */
 	public void evictAllCaches() {
-		this.caches.values().forEach(DefaultTieredCache::evictAll);
+		this.caches.values().forEach((cache) -> cache.decorated().evictAll());
 	}
 
 	/**
@@ -315,20 +332,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return Integer.MAX_VALUE - 4096;
 	}
 
-	TieredCacheMode mode() {
-		return this.mode;
-	}
-
-	RedisTier redis() {
-		return this.redis;
-	}
-
 	PendingEvictions pending() {
 		return this.pending;
-	}
-
-	TieredCacheMetrics metrics() {
-		return this.metrics;
 	}
 
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
@@ -337,40 +342,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				(key) -> new LoaderGuard(this.bulkheads, this.breakers, LOADER_GUARD_NAME + "-" + key, spec(key)));
 	}
 
-	CircuitBreaker circuitBreaker() {
-		return this.redis.breaker();
-	}
-
-	Ticker ticker() {
-		return this.ticker;
-	}
-
+	/** The wall clock of Redis freshness and invalidation send times; for tests. */
 	Clock clock() {
 		return this.clock;
 	}
 
-	JsonMapper jsonMapper() {
-		return this.jsonMapper;
-	}
-
-	String instanceId() {
-		return this.instanceId;
-	}
-
-	Duration lockTtl() {
-		return this.lockTtl;
-	}
-
-	Duration lockPollInterval() {
-		return this.lockPollInterval;
-	}
-
-	Duration tombstoneTtl() {
-		return this.tombstoneTtl;
-	}
-
-	InvalidationWatermark watermark() {
-		return this.watermark;
+	/** The breaker around every Redis call; for tests. */
+	CircuitBreaker circuitBreaker() {
+		return this.redis.breaker();
 	}
 
 	/**
@@ -383,15 +362,16 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	/** The listener of the invalidation stream, {@code null} before start; for tests. */
-	InvalidationListener listener() {
+	@Nullable InvalidationListener listener() {
 		return this.listener;
 	}
 
 	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
-	public Duration getInvalidationSilence() {
+	public @Nullable Duration getInvalidationSilence() {
 		return this.watermark.silence();
 	}
 
+	/** The configuration of cache {@code name}: its own, else the defaults. */
 	TieredCacheConfiguration spec(String name) {
 		return this.configured.getOrDefault(name, this.defaults);
 	}
@@ -400,7 +380,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		String cacheName = message.get("cache");
 		String key = message.get("key");
 		long generation = Long.parseLong(message.getOrDefault("gen", "0"));
-		DefaultTieredCache<?, ?> cache = (cacheName != null) ? this.caches.get(cacheName) : null;
+		Registered<?, ?> registered = (cacheName != null) ? this.caches.get(cacheName) : null;
+		DefaultTieredCache<?, ?> cache = (registered != null) ? registered.core() : null;
 		if (this.instanceId.equals(message.get("origin"))) {
 			if (cache != null && PendingEvictions.ALL.equals(key)) {
 				cache.advanceGeneration(generation);
@@ -418,7 +399,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	void flush(String reason) {
 		logger.info("Flushing L1 of every cache: " + reason);
-		this.caches.values().forEach(DefaultTieredCache::flush);
+		this.caches.values().forEach((cache) -> cache.core().flush());
 	}
 
 	void retryPending() {
@@ -429,22 +410,23 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			}
 			if (this.pending.overflowed()) {
 				this.pending.overflowDone();
-				for (DefaultTieredCache<?, ?> cache : this.caches.values()) {
-					if (!cache.evictAllNow()) {
+				for (Registered<?, ?> cache : this.caches.values()) {
+					if (!cache.core().evictAllNow()) {
 						return;
 					}
 				}
 			}
 			for (Map.Entry<Eviction, Long> request : this.pending.snapshot()) {
 				Eviction eviction = request.getKey();
-				DefaultTieredCache<?, ?> cache = this.caches.get(eviction.cache());
-				if (cache == null) {
+				Registered<?, ?> registered = this.caches.get(eviction.cache());
+				if (registered == null) {
 					this.pending.done(eviction, request.getValue());
 					continue;
 				}
 				// Runs the whole eviction again, L1 included: a read between Redis' return and this replay
 				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
 				// until then this instance's reads of the key do not use Redis.
+				DefaultTieredCache<?, ?> cache = registered.core();
 				boolean taken = PendingEvictions.ALL.equals(eviction.key()) ? cache.evictAllNow()
 						: cache.evictNow(eviction.key());
 				if (!taken) {
@@ -489,49 +471,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 	}
 
-	/**
-	 * Twins of the caches over keys of their own ({@code <key-prefix>:warmup:<instance-id>:}) and meters nobody
-	 * scrapes; they share the Redis connection, both circuit breakers and the loader guard with the real caches,
-	 * so a warm-up runs exactly the code a real read runs.
-	 */
-	private final class Warmup implements TieredCacheWarmup {
-
-		private final TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
-
-		private final RedisTier redis = DefaultTieredCacheManager.this.redis
-			.child("warmup:" + DefaultTieredCacheManager.this.instanceId, this.metrics);
-
-		private final ConcurrentMap<String, DefaultTieredCache<?, ?>> twins = new ConcurrentHashMap<>();
-
-		@Override
-		public Scope enter() {
-			Warmup outer = currentWarmup.get();
-			currentWarmup.set(this);
-			return () -> {
-				if (outer != null) {
-					currentWarmup.set(outer);
-				}
-				else {
-					currentWarmup.remove();
-				}
-			};
-		}
-
-		@Override
-		public void close() {
-			if (!DefaultTieredCacheManager.this.warmup.compareAndSet(this, null)) {
-				return;
-			}
-			this.twins.clear();
-			try {
-				long deleted = this.redis.deleteAll();
-				logger.debug("Warm-up over; deleted its " + deleted + " Redis keys");
-			}
-			catch (RuntimeException ex) {
-				logger.warn("Warm-up over, but its Redis keys could not be deleted; they expire by their TTL", ex);
-			}
-		}
-
+	/** A cache under its decorators, and the cache itself, which invalidations and retries reach directly. */
+	private record Registered<K, V>(DefaultTieredCache<K, V> core, TieredCache<K, V> decorated) {
 	}
 
 	/**
@@ -545,7 +486,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private String keyPrefix = DEFAULT_KEY_PREFIX;
 
-		private String instanceId;
+		private @Nullable String instanceId;
 
 		private TieredCacheConfiguration defaults = TieredCacheConfiguration.defaultConfig();
 
@@ -569,19 +510,19 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private CircuitBreakerConfig redisCircuitBreaker = DEFAULT_REDIS_CIRCUIT_BREAKER;
 
-		private MeterRegistry meterRegistry;
+		private @Nullable MeterRegistry meterRegistry;
 
-		private CircuitBreakerRegistry circuitBreakerRegistry;
+		private @Nullable CircuitBreakerRegistry circuitBreakerRegistry;
 
-		private BulkheadRegistry bulkheadRegistry;
+		private @Nullable BulkheadRegistry bulkheadRegistry;
 
-		private Ticker ticker;
+		private @Nullable Ticker ticker;
 
-		private Clock clock;
+		private @Nullable Clock clock;
 
-		private JsonMapper jsonMapper;
+		private @Nullable JsonMapper jsonMapper;
 
-		private Ticker watermarkTicker;
+		private @Nullable Ticker watermarkTicker;
 
 		private Builder(RedisConnectionFactory connectionFactory) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");

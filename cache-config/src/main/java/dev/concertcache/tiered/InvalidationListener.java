@@ -17,6 +17,9 @@ import io.lettuce.core.codec.StringCodec;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.util.backoff.BackOffExecution;
+import org.springframework.util.backoff.ExponentialBackOff;
+
 /**
  * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} from the last id seen) and
  * hands each message to the manager (ADR 0013).
@@ -34,9 +37,10 @@ final class InvalidationListener implements Runnable {
 
 	static final String START = "0-0";
 
-	private static final Duration MIN_BACKOFF = Duration.ofMillis(50);
-
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+
+	/** Between failed reads: 50 ms, doubling up to a second, for as long as it takes. */
+	private static final ExponentialBackOff BACKOFF = backOff(Duration.ofMillis(50), MAX_BACKOFF);
 
 	private static final int BATCH = 1000;
 
@@ -137,7 +141,7 @@ final class InvalidationListener implements Runnable {
 
 	@Override
 	public void run() {
-		Duration backoff = MIN_BACKOFF;
+		BackOffExecution backoff = null;
 		while (this.running) {
 			try {
 				RedisCommands<String, String> redis = connection().sync();
@@ -166,7 +170,7 @@ final class InvalidationListener implements Runnable {
 					this.watermark.heardUntil(sentAt);
 				}
 				this.reading = true;
-				backoff = MIN_BACKOFF;
+				backoff = null;
 			}
 			catch (Throwable ex) {
 				if (!this.running) {
@@ -175,18 +179,19 @@ final class InvalidationListener implements Runnable {
 				this.suspect.set(true);
 				this.reading = false;
 				this.metrics.error(TieredCacheMetrics.ALL_CACHES, "subscribe");
+				backoff = (backoff != null) ? backoff : BACKOFF.start();
+				Duration wait = Duration.ofMillis(backoff.nextBackOff());
 				if (ex instanceof RuntimeException) {
 					if (logger.isDebugEnabled()) {
-						logger.debug("Invalidation stream read failed, retrying in " + backoff, ex);
+						logger.debug("Invalidation stream read failed, retrying in " + wait, ex);
 					}
 				}
 				else {
-					logger.error("Invalidation listener failed, retrying in " + backoff, ex);
+					logger.error("Invalidation listener failed, retrying in " + wait, ex);
 				}
-				if (!pause(backoff)) {
+				if (!pause(wait)) {
 					break;
 				}
-				backoff = (backoff.compareTo(MAX_BACKOFF) < 0) ? backoff.multipliedBy(2) : MAX_BACKOFF;
 			}
 		}
 	}
@@ -295,19 +300,10 @@ final class InvalidationListener implements Runnable {
 		return "";
 	}
 
-	static int compareIds(String left, String right) {
-		long[] l = parse(left);
-		long[] r = parse(right);
-		int byTime = Long.compare(l[0], r[0]);
-		return (byTime != 0) ? byTime : Long.compare(l[1], r[1]);
-	}
-
-	private static long[] parse(String id) {
-		int dash = id.indexOf('-');
-		if (dash < 0) {
-			return new long[] { Long.parseLong(id), 0 };
-		}
-		return new long[] { Long.parseLong(id.substring(0, dash)), Long.parseLong(id.substring(dash + 1)) };
+	private static ExponentialBackOff backOff(Duration initial, Duration maximum) {
+		ExponentialBackOff backOff = new ExponentialBackOff(initial.toMillis(), 2);
+		backOff.setMaxInterval(maximum.toMillis());
+		return backOff;
 	}
 
 	private boolean pause(Duration duration) {

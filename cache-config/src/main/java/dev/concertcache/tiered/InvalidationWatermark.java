@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Up to when this instance has heard every invalidation, and so how far its L1 can be trusted (ADR 0013).
@@ -50,7 +51,7 @@ final class InvalidationWatermark {
 	}
 
 	/** How long ago everything was last heard, or {@code null} if never. */
-	Duration silence() {
+	@Nullable Duration silence() {
 		long heard = this.heardUntil;
 		return (heard != NEVER) ? Duration.ofNanos(this.ticker.read() - heard) : null;
 	}

@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.util.Optional;
 import java.util.UUID;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JavaType;
@@ -98,7 +99,7 @@ final class JsonValueCodec<V> {
 		return new Stored<>(Optional.of(envelope.d()), freshUntil);
 	}
 
-	static boolean isTombstone(String raw) {
+	static boolean isTombstone(@Nullable String raw) {
 		return raw != null && raw.startsWith(TOMBSTONE_PREFIX);
 	}
 
@@ -107,7 +108,8 @@ final class JsonValueCodec<V> {
 	}
 
 	/** The envelope as Jackson reads it. */
-	record Envelope<V>(int v, Long f, String s, V d, Boolean absent, String tombstone) {
+	record Envelope<V>(int v, @Nullable Long f, @Nullable String s, @Nullable V d, @Nullable Boolean absent,
+			@Nullable String tombstone) {
 	}
 
 	/**

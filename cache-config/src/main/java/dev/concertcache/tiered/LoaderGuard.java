@@ -11,6 +11,7 @@ import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.LoadRejectedException.Reason;
 
@@ -26,7 +27,7 @@ final class LoaderGuard {
 
 	private final Bulkhead bulkhead;
 
-	private final CircuitBreaker breaker;
+	private final @Nullable CircuitBreaker breaker;
 
 	private final Duration openWait;
 
@@ -69,7 +70,7 @@ final class LoaderGuard {
 	}
 
 	/** The breaker, or {@code null} if it is disabled. */
-	CircuitBreaker breaker() {
+	@Nullable CircuitBreaker breaker() {
 		return this.breaker;
 	}
 

@@ -217,7 +217,7 @@ final class RedisTier {
 						String.valueOf(now), shape, String.valueOf(loadUntil)));
 		String outcome = String.valueOf(result.get(0));
 		String raw = (result.size() > 1 && result.get(1) != null) ? String.valueOf(result.get(1)) : "";
-		return new LockAttempt(outcome, raw);
+		return LockAttempt.of(outcome, raw);
 	}
 
 	/**
@@ -292,19 +292,28 @@ final class RedisTier {
 	}
 
 	/**
-	 * The result of {@link #getOrLock}.
-	 * @param outcome {@code hit}, {@code locked} or {@code wait}
-	 * @param raw the value on a hit; otherwise what the key held ({@code ""} for nothing, a tombstone or a stale
-	 * value)
+	 * The result of {@link #getOrLock}: the fresh value ({@link Hit}), or what the key held ({@code ""} for nothing,
+	 * a tombstone or a stale value) with the lock taken ({@link Locked}) or held by another loader ({@link Wait}).
 	 */
-	record LockAttempt(String outcome, String raw) {
+	sealed interface LockAttempt {
 
-		boolean hit() {
-			return "hit".equals(this.outcome);
+		String raw();
+
+		static LockAttempt of(String outcome, String raw) {
+			return switch (outcome) {
+				case "hit" -> new Hit(raw);
+				case "locked" -> new Locked(raw);
+				default -> new Wait(raw);
+			};
 		}
 
-		boolean locked() {
-			return "locked".equals(this.outcome);
+		record Hit(String raw) implements LockAttempt {
+		}
+
+		record Locked(String raw) implements LockAttempt {
+		}
+
+		record Wait(String raw) implements LockAttempt {
 		}
 
 	}

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.BeanProperty;
 import tools.jackson.databind.JavaType;
 import tools.jackson.databind.json.JsonMapper;
@@ -71,12 +72,12 @@ final class ValueShape {
 
 		private final Set<JavaType> enclosing;
 
-		private String kind;
+		private @Nullable String kind;
 
 		/** Property name to shape, sorted: the order of properties does not matter to a reader. */
-		private Map<String, String> properties;
+		private @Nullable Map<String, String> properties;
 
-		private JavaType items;
+		private @Nullable JavaType items;
 
 		Describer(JsonMapper mapper, Set<JavaType> enclosing) {
 			this.mapper = mapper;
@@ -98,7 +99,7 @@ final class ValueShape {
 		}
 
 		@Override
-		public JsonObjectFormatVisitor expectObjectFormat(JavaType type) {
+		public @Nullable JsonObjectFormatVisitor expectObjectFormat(JavaType type) {
 			this.properties = new TreeMap<>();
 			return new JsonObjectFormatVisitor.Base(getContext()) {
 
@@ -121,7 +122,7 @@ final class ValueShape {
 		}
 
 		@Override
-		public JsonArrayFormatVisitor expectArrayFormat(JavaType type) {
+		public @Nullable JsonArrayFormatVisitor expectArrayFormat(JavaType type) {
 			this.kind = "[";
 			this.items = type.getContentType();
 			if (this.items == null) {
@@ -131,7 +132,7 @@ final class ValueShape {
 		}
 
 		@Override
-		public JsonMapFormatVisitor expectMapFormat(JavaType type) {
+		public @Nullable JsonMapFormatVisitor expectMapFormat(JavaType type) {
 			this.kind = "map<";
 			this.items = type.getContentType();
 			if (this.items == null) {
@@ -141,25 +142,25 @@ final class ValueShape {
 		}
 
 		@Override
-		public JsonStringFormatVisitor expectStringFormat(JavaType type) {
+		public @Nullable JsonStringFormatVisitor expectStringFormat(JavaType type) {
 			this.kind = "string";
 			return null;
 		}
 
 		@Override
-		public JsonIntegerFormatVisitor expectIntegerFormat(JavaType type) {
+		public @Nullable JsonIntegerFormatVisitor expectIntegerFormat(JavaType type) {
 			this.kind = "integer";
 			return null;
 		}
 
 		@Override
-		public JsonNumberFormatVisitor expectNumberFormat(JavaType type) {
+		public @Nullable JsonNumberFormatVisitor expectNumberFormat(JavaType type) {
 			this.kind = "number";
 			return null;
 		}
 
 		@Override
-		public JsonBooleanFormatVisitor expectBooleanFormat(JavaType type) {
+		public @Nullable JsonBooleanFormatVisitor expectBooleanFormat(JavaType type) {
 			this.kind = "boolean";
 			return null;
 		}

@@ -107,8 +107,9 @@ final class CacheInstance implements AutoCloseable {
 
 	}
 
-	<K, V> DefaultTieredCache<K, V> cache(String name, Class<K> keyType, Class<V> valueType) {
-		return (DefaultTieredCache<K, V>) this.manager.getCache(name, keyType, valueType);
+	<K, V> CacheUnderTest<K, V> cache(String name, Class<K> keyType, Class<V> valueType) {
+		TieredCache<K, V> cache = this.manager.getCache(name, keyType, valueType);
+		return new CacheUnderTest<>(cache, this.manager.core(name));
 	}
 
 	double count(String name, String... tags) {

@@ -263,10 +263,10 @@ class TieredCacheAutoConfigurationTests {
 			DefaultTieredCacheManager onB = b.getBean(DefaultTieredCacheManager.class);
 			org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
 				.until(() -> onA.isListening() && onB.isListening());
-			DefaultTieredCache<Long, Item> itemsOnA = (DefaultTieredCache<Long, Item>) onA.getCache("items",
-					Long.class, Item.class);
-			DefaultTieredCache<Long, Item> itemsOnB = (DefaultTieredCache<Long, Item>) onB.getCache("items",
-					Long.class, Item.class);
+			CacheUnderTest<Long, Item> itemsOnA = new CacheUnderTest<>(onA.getCache("items",
+					Long.class, Item.class), onA.core("items"));
+			CacheUnderTest<Long, Item> itemsOnB = new CacheUnderTest<>(onB.getCache("items",
+					Long.class, Item.class), onB.core("items"));
 			int rounds = 200;
 			long[] lags = new long[rounds];
 			for (int i = 0; i < rounds; i++) {

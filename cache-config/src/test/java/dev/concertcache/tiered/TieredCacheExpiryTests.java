@@ -37,7 +37,7 @@ class TieredCacheExpiryTests {
 			// Without a stale window the entry leaves L1 at its TTL (with one it stays until the window ends).
 			settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO));
 		}));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		cache.get(1L, loader.returning(new Item(1, "one")));
 		instance.ticker.advance(Duration.ofSeconds(9));
@@ -57,7 +57,7 @@ class TieredCacheExpiryTests {
 			settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(100)));
 			settings.cacheDefaults(settings.cacheDefaults().withJitter(0.1));
 		}));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		LongStream.range(0, KEYS).forEach((key) -> cache.get(key, new CountingLoader().returning(new Item(key, "v"))));
 		instance.ticker.advance(Duration.ofSeconds(89));
 		assertThat(inL1(cache)).as("none expires before ttl - 10%").isEqualTo(KEYS);
@@ -78,7 +78,7 @@ class TieredCacheExpiryTests {
 			settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO));
 		});
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		long before = instance.clock.millis();
 		LongStream.range(0, 200).forEach((key) -> cache.get(key, new CountingLoader().returning(new Item(key, "v"))));
 		long after = instance.clock.millis();
@@ -103,7 +103,7 @@ class TieredCacheExpiryTests {
 			settings.cacheDefaults(settings.cacheDefaults().withAbsentTtl(Duration.ofSeconds(5)));
 			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
 		}));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, new CountingLoader().returning(new Item(1, "one")));
 		cache.get(404L, new CountingLoader().absent());
 		instance.ticker.advance(Duration.ofSeconds(5));
@@ -117,17 +117,17 @@ class TieredCacheExpiryTests {
 			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
 			settings.withCacheConfiguration("pages", settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(2)));
 		}));
-		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		pages.get(1L, new CountingLoader().returning(new Item(1, "page")));
 		items.get(1L, new CountingLoader().returning(new Item(1, "item")));
 		instance.ticker.advance(Duration.ofSeconds(2));
 		assertThat(pages.isInL1(1L)).isFalse();
 		assertThat(items.isInL1(1L)).isTrue();
-		assertThat(pages.spec().l2Ttl()).isEqualTo(TieredCacheConfiguration.DEFAULT_L2_TTL);
+		assertThat(instance.manager.spec("pages").l2Ttl()).isEqualTo(TieredCacheConfiguration.DEFAULT_L2_TTL);
 	}
 
-	private static int inL1(DefaultTieredCache<Long, Item> cache) {
+	private static int inL1(CacheUnderTest<Long, Item> cache) {
 		return (int) LongStream.range(0, KEYS).filter(cache::isInL1).count();
 	}
 

@@ -36,7 +36,7 @@ class TieredCacheFormatTests {
 	void valueIsStoredAsVersionedJsonUnderANamespacedKey() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<PageKey, Page> pages = instance.cache("pages", PageKey.class, Page.class);
+		CacheUnderTest<PageKey, Page> pages = instance.cache("pages", PageKey.class, Page.class);
 		long before = System.currentTimeMillis();
 		pages.get(new PageKey(40, 20), () -> Optional.of(new Page(List.of(new Item(41, "a,b")), "next")));
 		String key = pages.redisKey(new PageKey(40, 20));
@@ -86,7 +86,7 @@ class TieredCacheFormatTests {
 	void aValueWrittenWithoutTheReadersShapeIsAMissCountedAndReplacedNeverHalfRead() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		// What this code wrote before values carried their shape, and a value of another shape under this key.
 		instance.redis.opsForValue().set(items.redisKey(1L), "{\"v\":1,\"d\":{\"id\":1}}");
 		instance.redis.opsForValue().set(items.redisKey(2L), "{\"v\":1,\"s\":\"0badf00d\",\"d\":{\"id\":2}}");
@@ -103,8 +103,8 @@ class TieredCacheFormatTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance old = instance(properties);
 		CacheInstance next = instance(properties);
-		DefaultTieredCache<Long, Item> onOld = old.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Renamed> onNext = next.cache("items", Long.class, Renamed.class);
+		CacheUnderTest<Long, Item> onOld = old.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Renamed> onNext = next.cache("items", Long.class, Renamed.class);
 		CountingLoader oldLoads = new CountingLoader();
 		AtomicInteger nextLoads = new AtomicInteger();
 		Supplier<Optional<Renamed>> nextLoader = () -> {
@@ -142,7 +142,7 @@ class TieredCacheFormatTests {
 	void unreadableValueIsAMissThatTheLoadedValueReplaces() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		String key = items.redisKey(1L);
 		instance.redis.opsForValue().set(key, "{\"v\":2,\"d\":\"from a future format\"}");
 		CountingLoader loader = new CountingLoader();

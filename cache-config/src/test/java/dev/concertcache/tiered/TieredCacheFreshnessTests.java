@@ -49,7 +49,7 @@ class TieredCacheFreshnessTests {
 	@Test
 	void aReadWhileTheWriterIsBetweenRedisAndL1DoesNotPutTheOldValueBackIntoTheWritersL1() throws Exception {
 		CacheInstance writer = instance(CacheInstance.properties());
-		DefaultTieredCache<Long, Item> cache = writer.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = writer.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		CountDownLatch parked = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
@@ -71,7 +71,7 @@ class TieredCacheFreshnessTests {
 	@Test
 	void aReadWhileTheWriterIsBetweenRedisAndL1OfAnEvictAllDoesNotPutTheOldGenerationBack() throws Exception {
 		CacheInstance writer = instance(CacheInstance.properties());
-		DefaultTieredCache<Long, Item> cache = writer.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = writer.cache("pages", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		CountDownLatch parked = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
@@ -93,14 +93,14 @@ class TieredCacheFreshnessTests {
 	void anInstanceLeftOnTheGenerationBeforeItsCounterWasLostServesTheNewValueAfterAWriteElsewhere() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance old = instance(properties);
-		DefaultTieredCache<Long, Item> onOld = old.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onOld = old.cache("items", Long.class, Item.class);
 		onOld.get(1L, () -> Optional.of(OLD));
 		// FLUSHALL (or, before volatile-lfu, memory eviction) takes the counter; the next instance to start begins a new generation.
 		old.redis.delete(properties.getKeyPrefix() + ":v1:items:generation");
 		old.clock.advance(Duration.ofSeconds(1));
 		CacheInstance restarted = instance(properties);
 		restarted.clock.advance(Duration.ofSeconds(1));
-		DefaultTieredCache<Long, Item> onRestarted = restarted.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onRestarted = restarted.cache("items", Long.class, Item.class);
 		assertThat(onRestarted.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		assertThat(onRestarted.redisKey(1L)).isNotEqualTo(onOld.redisKey(1L));
 
@@ -116,7 +116,7 @@ class TieredCacheFreshnessTests {
 	void anEvictAllHeardWhileTheGenerationIsUnknownIsNotUndoneByTheReadOfTheCounter() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> cache = instance.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("pages", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		String before = cache.redisKey(1L);
 		long counter = Long.parseLong(instance.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:pages:generation"));
@@ -133,7 +133,7 @@ class TieredCacheFreshnessTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		a.cache("items", Long.class, Item.class).evict(9L);
 		onB.get(1L, () -> Optional.of(OLD));
 		assertThat(onB.isInL1(1L)).isTrue();
@@ -154,7 +154,7 @@ class TieredCacheFreshnessTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		a.cache("items", Long.class, Item.class).evict(9L);
 		onB.get(1L, () -> Optional.of(OLD));
 		onB.get(2L, () -> Optional.of(new Item(2, "two")));
@@ -173,7 +173,7 @@ class TieredCacheFreshnessTests {
 				(settings) -> settings.maxSilence(Duration.ofMillis(750)));
 		CacheInstance writer = instance(properties);
 		CacheInstance deaf = instance(properties);
-		DefaultTieredCache<Long, Item> onDeaf = deaf.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onDeaf = deaf.cache("items", Long.class, Item.class);
 		onDeaf.get(1L, () -> Optional.of(OLD));
 		// Its listener is gone (a dead thread, a connection that does not come back): it cannot hear the write.
 		deaf.manager.listener().stop();
@@ -193,7 +193,7 @@ class TieredCacheFreshnessTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance writer = instance(properties);
 		CacheInstance other = instance(properties);
-		DefaultTieredCache<Long, Item> onOther = other.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
 		onOther.get(1L, () -> Optional.of(OLD));
 		// Slow calls alone open it: a saturated machine, while Redis still answers.
 		writer.manager.circuitBreaker().transitionToOpenState();
@@ -211,8 +211,8 @@ class TieredCacheFreshnessTests {
 				(settings) -> settings.retryInterval(Duration.ofHours(1)));
 		CacheInstance writer = instance(properties);
 		CacheInstance other = instance(properties);
-		DefaultTieredCache<Long, Item> onWriter = writer.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onOther = other.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onWriter = writer.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
 		onWriter.get(1L, () -> Optional.of(OLD));
 		String generationKey = properties.getKeyPrefix() + ":v1:items:generation";
 		String generation = writer.redis.opsForValue().get(generationKey);
@@ -236,7 +236,7 @@ class TieredCacheFreshnessTests {
 	void aReaderWaitsForAnotherReadersHangingLoadNoLongerThanTheLockTime() throws Exception {
 		CacheInstance instance = instance(
 				CacheInstance.properties((settings) -> settings.lockTtl(Duration.ofMillis(200))));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch hanging = new CountDownLatch(1);
 		CountDownLatch started = new CountDownLatch(1);
 		this.threads.submit(() -> cache.get(1L, () -> {
@@ -258,7 +258,7 @@ class TieredCacheFreshnessTests {
 	void inRedisModeAReadAfterAnEvictionDoesNotJoinALoadThatStartedBeforeIt() throws Exception {
 		CacheInstance instance = instance(
 				CacheInstance.properties((settings) -> settings.mode(TieredCacheMode.REDIS)));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch readTheOldRow = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		Future<Optional<Item>> before = this.threads.submit(() -> cache.get(1L, () -> {
@@ -281,7 +281,7 @@ class TieredCacheFreshnessTests {
 	void aLoaderBugIsThrownEvenWhenAStaleValueCouldBeServed() {
 		CacheInstance instance = instance(CacheInstance.properties(
 				(settings) -> settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(5)))));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofMinutes(1));
 		instance.clock.advance(Duration.ofMinutes(12));

@@ -46,7 +46,7 @@ class TieredCacheInvalidationTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
 		assertThat(onB.isInL1(1L)).isTrue();
 		a.cache("items", Long.class, Item.class).evict(1L);
@@ -64,8 +64,8 @@ class TieredCacheInvalidationTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("pages", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onB = b.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("pages", Long.class, Item.class);
 		for (long page = 0; page < 20; page++) {
 			onA.get(page, new CountingLoader().returning(new Item(page, "page")));
 			onB.get(page, new CountingLoader().returning(new Item(page, "page")));
@@ -94,8 +94,8 @@ class TieredCacheInvalidationTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		int rounds = 300;
 		long[] lags = new long[rounds];
 		for (int i = 0; i < rounds; i++) {
@@ -132,7 +132,7 @@ class TieredCacheInvalidationTests {
 		CacheInstance b = instance(properties, DefaultClientResources.builder()
 			.reconnectDelay(Delay.constant(Duration.ofMillis(300)))
 			.build());
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
 		onB.get(2L, new CountingLoader().returning(new Item(2, "untouched")));
 		String listener = "tiered-cache-invalidations-" + b.manager.getInstanceId();
@@ -155,7 +155,7 @@ class TieredCacheInvalidationTests {
 		CacheInstance b = instance(properties, DefaultClientResources.builder()
 			.reconnectDelay(Delay.constant(Duration.ofMillis(300)))
 			.build());
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
 		onB.get(2L, new CountingLoader().returning(new Item(2, "untouched")));
 		killClient(a.redis, clientId(a.redis, "tiered-cache-invalidations-" + b.manager.getInstanceId()));

@@ -54,7 +54,7 @@ class TieredCacheLoaderGuardTests {
 	void bulkheadBoundsLoadsInProgressAndTurnsTheNextMissAwayQuicklyWhileHitsGoOn() throws Exception {
 		CacheInstance instance = instance((configuration) -> configuration.withLoaderBulkhead(
 				BulkheadConfig.custom().maxConcurrentCalls(2).maxWaitDuration(Duration.ofMillis(50)).build()));
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(100L, () -> Optional.of(new Item(100, "cached")));
 		CountDownLatch started = new CountDownLatch(2);
 		CountDownLatch release = new CountDownLatch(1);
@@ -99,7 +99,7 @@ class TieredCacheLoaderGuardTests {
 	@Test
 	void circuitOpensOnUnavailableFailuresRejectsMissesAtOnceAndClosesWhenTheLoaderIsBack() {
 		CacheInstance instance = instance(this::smallBreaker);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
 		AtomicInteger calls = new AtomicInteger();
 		Supplier<Optional<Item>> down = () -> {
@@ -136,7 +136,7 @@ class TieredCacheLoaderGuardTests {
 	@Test
 	void otherLoaderFailuresLeaveTheCircuitClosed() {
 		CacheInstance instance = instance(this::smallBreaker);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		for (long key = 1; key <= 8; key++) {
 			long id = key;
 			assertThatExceptionOfType(IllegalStateException.class).isThrownBy(() -> cache.get(id, () -> {
@@ -149,7 +149,7 @@ class TieredCacheLoaderGuardTests {
 	@Test
 	void whileTheCircuitIsOpenExpiredValuesAreServedStaleWithoutCallingTheLoader() {
 		CacheInstance instance = instance(this::smallBreaker);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(new Item(1, "one")));
 		instance.manager.loaderGuard("items").breaker().transitionToOpenState();
 		instance.ticker.advance(Duration.ofMinutes(1));
@@ -166,7 +166,7 @@ class TieredCacheLoaderGuardTests {
 	@Test
 	void afterRecoveryConcurrentReadersOfExpiredKeysLoadEachKeyOnce() throws Exception {
 		CacheInstance instance = instance(this::smallBreaker);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		int keys = 8;
 		int readers = 32;
 		for (long key = 0; key < keys; key++) {
@@ -208,8 +208,8 @@ class TieredCacheLoaderGuardTests {
 	void aSlowAndThenFailingLoaderOfOneCacheLeavesAnotherCachesMissesLoading() throws Exception {
 		CacheInstance instance = instance((configuration) -> smallBreaker(configuration)
 			.withLoaderBulkhead(BulkheadConfig.custom().maxConcurrentCalls(1).maxWaitDuration(Duration.ZERO).build()));
-		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		CountDownLatch started = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		Future<Optional<Item>> slow = this.threads.submit(() -> pages.get(1L, () -> {

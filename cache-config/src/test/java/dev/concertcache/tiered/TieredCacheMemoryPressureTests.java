@@ -42,7 +42,7 @@ class TieredCacheMemoryPressureTests {
 		this.server.start();
 		CacheInstance.Settings properties = CacheInstance.properties();
 		this.instance = CacheInstance.start(this.server, properties);
-		DefaultTieredCache<Long, Item> pages = this.instance.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pages = this.instance.cache("pages", Long.class, Item.class);
 		pages.evictAll();
 		pages.evict(-1L);
 		String padding = "x".repeat(2000);

@@ -63,7 +63,7 @@ class TieredCacheRaceTests {
 	void loadThatStartedBeforeAnEvictionOnTheSameInstanceIsStoredInNeitherTier() throws Exception {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		Future<Optional<Item>> staleRead = this.threads.submit(() -> cache.get(1L, () -> {
@@ -90,7 +90,7 @@ class TieredCacheRaceTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		Future<Optional<Item>> staleRead = this.threads.submit(() -> onA.get(1L, () -> {
@@ -120,8 +120,8 @@ class TieredCacheRaceTests {
 				(settings) -> settings.lockTtl(Duration.ofMillis(200)));
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		CountDownLatch oldRead = new CountDownLatch(1);
 		CountDownLatch releaseOld = new CountDownLatch(1);
 		Future<Optional<Item>> before = this.threads.submit(() -> onA.get(1L, () -> {
@@ -159,7 +159,7 @@ class TieredCacheRaceTests {
 	void listPageLoadThatStartedBeforeAnEvictAllIsStoredOnlyUnderTheOldGeneration() throws Exception {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		Future<Optional<Item>> staleRead = this.threads.submit(() -> pages.get(0L, () -> {

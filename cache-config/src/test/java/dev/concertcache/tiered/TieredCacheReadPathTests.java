@@ -40,7 +40,7 @@ class TieredCacheReadPathTests {
 	@Test
 	void secondReadIsAnL1HitAndTheLoaderRunsOnce() {
 		CacheInstance instance = instance(CacheInstance.properties());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		assertThat(cache.get(1L, loader.returning(new Item(1, "one")))).contains(new Item(1, "one"));
 		assertThat(cache.get(1L, loader.returning(new Item(1, "changed")))).contains(new Item(1, "one"));
@@ -59,7 +59,7 @@ class TieredCacheReadPathTests {
 		CacheInstance b = instance(properties);
 		CountingLoader loader = new CountingLoader();
 		a.cache("items", Long.class, Item.class).get(7L, loader.returning(new Item(7, "seven")));
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		assertThat(onB.get(7L, loader.returning(new Item(7, "other")))).contains(new Item(7, "seven"));
 		assertThat(onB.get(7L, loader.returning(new Item(7, "other")))).contains(new Item(7, "seven"));
 		assertThat(loader.calls()).isEqualTo(1);
@@ -72,7 +72,7 @@ class TieredCacheReadPathTests {
 	@Test
 	void concurrentMissesOfOneKeyOnOneInstanceLoadOnce() throws Exception {
 		CacheInstance instance = instance(CacheInstance.properties());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		int readers = 16;
 		CountDownLatch release = new CountDownLatch(1);
 		AtomicInteger calls = new AtomicInteger();
@@ -111,7 +111,7 @@ class TieredCacheReadPathTests {
 			return Optional.of(new Item(5, "five"));
 		}));
 		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
-		DefaultTieredCache<Long, Item> onBCache = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onBCache = b.cache("items", Long.class, Item.class);
 		CountDownLatch waiting = new CountDownLatch(1);
 		onBCache.beforeLockWait(waiting::countDown);
 		Future<Optional<Item>> onB = this.threads.submit(() -> onBCache.get(5L, () -> {
@@ -171,7 +171,7 @@ class TieredCacheReadPathTests {
 	@Test
 	void loaderFailurePropagatesAndIsNotCached() {
 		CacheInstance instance = instance(CacheInstance.properties());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThatIllegalStateException()
 			.isThrownBy(() -> cache.get(9L, () -> {
 				throw new IllegalStateException("database down");
@@ -189,7 +189,7 @@ class TieredCacheReadPathTests {
 		CacheInstance.Settings properties = CacheInstance
 			.properties((settings) -> settings.mode(TieredCacheMode.REDIS));
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		for (int i = 0; i < 5; i++) {
 			assertThat(cache.get(1L, loader.returning(new Item(1, "one")))).contains(new Item(1, "one"));

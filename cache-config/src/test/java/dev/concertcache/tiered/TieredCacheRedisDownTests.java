@@ -56,8 +56,8 @@ class TieredCacheRedisDownTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		for (long id = 1; id <= 2 * WARM; id++) {
 			this.database.put(id, new Item(id, "v1"));
 		}
@@ -130,7 +130,7 @@ class TieredCacheRedisDownTests {
 		this.redis.start();
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		for (long id = 1; id <= 2 * WARM; id++) {
 			this.database.put(id, new Item(id, "v1"));
 		}
@@ -174,7 +174,7 @@ class TieredCacheRedisDownTests {
 		CacheInstance a = CacheInstance.startWithoutWaiting(this.redis, properties);
 		this.closeables.add(a);
 		this.database.put(1L, new Item(1, "v1"));
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "v1"));
 		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "v1"));
 		assertThat(this.loads).hasValue(1);

@@ -53,7 +53,7 @@ class TieredCacheRedisRefusesConnectionsTests {
 		}
 		CacheInstance instance = CacheInstance.startWithoutWaiting(this.redis, CacheInstance.properties());
 		this.closeables.add(instance);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		AtomicInteger loads = new AtomicInteger();
 
 		List<Future<Optional<Item>>> reads = new ArrayList<>();

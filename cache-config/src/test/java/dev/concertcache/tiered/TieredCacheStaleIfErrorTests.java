@@ -51,7 +51,7 @@ class TieredCacheStaleIfErrorTests {
 	@Test
 	void expiredValueIsServedStaleFromL1WhenTheLoaderFailsAndCounted() {
 		CacheInstance instance = instance(settings());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofSeconds(11));
 		// Redis has lost it as well (evicted for memory, restarted): only this instance's L1 holds the value.
@@ -71,7 +71,7 @@ class TieredCacheStaleIfErrorTests {
 	@Test
 	void nextReadAfterTheLoaderIsBackGetsTheFreshValueUnmarked() {
 		CacheInstance instance = instance(settings());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofSeconds(11));
 		instance.clock.advance(Duration.ofMinutes(2));
@@ -90,7 +90,7 @@ class TieredCacheStaleIfErrorTests {
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		a.cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		b.clock.advance(Duration.ofMinutes(2));
 
 		Lookup<Item> lookup = onB.lookup(1L, failing());
@@ -106,7 +106,7 @@ class TieredCacheStaleIfErrorTests {
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
 		a.cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		b.clock.advance(Duration.ofMinutes(2));
 		CountingLoader loader = new CountingLoader();
 
@@ -124,7 +124,7 @@ class TieredCacheStaleIfErrorTests {
 	@Test
 	void pastTheStaleWindowTheLoaderFailureReachesTheCaller() {
 		CacheInstance instance = instance(settings());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofSeconds(10).plus(Duration.ofMinutes(5)));
 		instance.clock.advance(Duration.ofMinutes(1).plus(Duration.ofMinutes(5)));
@@ -139,7 +139,7 @@ class TieredCacheStaleIfErrorTests {
 		CacheInstance.Settings properties = settings().and((settings) -> settings.withCacheConfiguration("strict",
 				settings.cacheDefaults().withStaleIfError(Duration.ZERO)));
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> strict = instance.cache("strict", Long.class, Item.class);
+		CacheUnderTest<Long, Item> strict = instance.cache("strict", Long.class, Item.class);
 		strict.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofSeconds(11));
 		assertThat(strict.isStaleInL1(1L)).as("gone from L1 at its TTL").isFalse();
@@ -154,7 +154,7 @@ class TieredCacheStaleIfErrorTests {
 	@Test
 	void absentResultsAreNeverServedStale() {
 		CacheInstance instance = instance(settings());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(404L, Optional::empty);
 		assertThat(instance.redis.getExpire(cache.redisKey(404L), TimeUnit.MILLISECONDS))
 			.as("no stale window in Redis")
@@ -171,8 +171,8 @@ class TieredCacheStaleIfErrorTests {
 		CacheInstance.Settings properties = settings();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onA.get(1L, () -> Optional.of(OLD));
 		onB.get(1L, () -> Optional.of(OLD));
 		onA.evict(1L);
@@ -188,7 +188,7 @@ class TieredCacheStaleIfErrorTests {
 	@Test
 	void concurrentReadersOfAStaleEntryShareOneLoadAndAllGetTheStaleValueWhenItFails() throws Exception {
 		CacheInstance instance = instance(settings());
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.ticker.advance(Duration.ofSeconds(11));
 		instance.clock.advance(Duration.ofMinutes(2));
@@ -221,7 +221,7 @@ class TieredCacheStaleIfErrorTests {
 	void redisModeServesTheValueRedisKeepsStale() {
 		CacheInstance.Settings properties = settings().and((settings) -> settings.mode(TieredCacheMode.REDIS));
 		CacheInstance instance = instance(properties);
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(OLD));
 		instance.clock.advance(Duration.ofMinutes(2));
 		assertThat(cache.lookup(1L, failing())).isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));

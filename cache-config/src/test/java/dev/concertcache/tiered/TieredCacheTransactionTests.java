@@ -58,8 +58,8 @@ class TieredCacheTransactionTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		DefaultTieredCache<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onA.get(1L, new CountingLoader().returning(OLD));
 		onB.get(1L, new CountingLoader().returning(OLD));
 		this.transactions.executeWithoutResult((status) -> {
@@ -82,7 +82,7 @@ class TieredCacheTransactionTests {
 	void rollbackEvictsNothing() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
-		DefaultTieredCache<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		onA.get(1L, new CountingLoader().returning(OLD));
 		String generationKey = properties.getKeyPrefix() + ":v1:items:generation";
 		String generation = a.redis.opsForValue().get(generationKey);

@@ -32,7 +32,7 @@ class TieredCacheWarmupTests {
 	@Test
 	void readsInsideAWarmupGoThroughBothTiersAndTheLoaderOfATwin() {
 		CacheInstance instance = instance();
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
 			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
@@ -47,7 +47,7 @@ class TieredCacheWarmupTests {
 	@Test
 	void theFirstRealReadAfterAWarmupIsAMissInBothTiers() {
 		CacheInstance instance = instance();
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		try (TieredCacheWarmup warmup = instance.manager.openWarmup();
 				TieredCacheWarmup.Scope scope = warmup.enter()) {
@@ -65,7 +65,7 @@ class TieredCacheWarmupTests {
 	@Test
 	void closingAWarmupDeletesItsRedisKeysAndNoOthers() {
 		CacheInstance instance = instance();
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		cache.get(1L, loader.returning(new Item(1, "real")));
 		Set<String> before = keys(instance);
@@ -85,7 +85,7 @@ class TieredCacheWarmupTests {
 	@Test
 	void readsOnOtherThreadsDuringAWarmupUseTheRealCache() throws Exception {
 		CacheInstance instance = instance();
-		DefaultTieredCache<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
 			Thread other = new Thread(() -> cache.get(2L, loader.returning(new Item(2, "real"))));

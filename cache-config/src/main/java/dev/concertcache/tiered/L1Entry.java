@@ -1,0 +1,65 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.Optional;
+
+import com.github.benmanes.caffeine.cache.Expiry;
+import com.github.benmanes.caffeine.cache.Ticker;
+
+import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.TieredCache.Source;
+
+/**
+ * An L1 entry: the value with the ticker times until which it is fresh and until which it may be served stale,
+ * whether it is being served stale now (the outcome of a failed load), and where it came from. Its lookups are
+ * made once, so that a hit allocates nothing: {@code lookup} as the reader that made it gets it, {@code fromL1} as
+ * every later reader does.
+ *
+ * @param <V> the value type
+ */
+final class L1Entry<V> {
+
+	final Optional<V> value;
+
+	final long freshUntil;
+
+	final long staleUntil;
+
+	final boolean stale;
+
+	/** When the value was read from Redis or the loader, on the {@link InvalidationWatermark}'s clock. */
+	final long readAt;
+
+	final Lookup<V> lookup;
+
+	final Lookup<V> fromL1;
+
+	L1Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source, long readAt) {
+		this.value = value;
+		this.freshUntil = freshUntil;
+		this.staleUntil = staleUntil;
+		this.stale = stale;
+		this.readAt = readAt;
+		this.lookup = new Lookup<>(value, stale, source);
+		this.fromL1 = (source == Source.L1) ? this.lookup : new Lookup<>(value, stale, Source.L1);
+	}
+
+	boolean isFreshAt(long now) {
+		return now - this.freshUntil < 0;
+	}
+
+	L1Entry<V> servedStale() {
+		return this.stale ? this
+				: new L1Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1, this.readAt);
+	}
+
+	/**
+	 * L1 time to live per entry: until its stale-until time (its fresh-until time, jittered, plus the cache's
+	 * stale-if-error window for values), fixed when the entry was made, so that a refresh that fails and puts the
+	 * stale entry back does not extend it. On {@code ticker}, the one Caffeine measures with.
+	 */
+	static <V> Expiry<String, L1Entry<V>> expiry(Ticker ticker) {
+		return Expiry.writing((key, entry) -> Duration.ofNanos(Math.max(0, entry.staleUntil - ticker.read())));
+	}
+
+}

@@ -1,0 +1,262 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import com.github.benmanes.caffeine.cache.RemovalCause;
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
+
+import dev.concertcache.tiered.TieredCache.Lookup;
+
+/**
+ * The in-process side of one cache: the single flight of concurrent misses of one key on this instance (ADR 0011),
+ * and in mode TIERED the values themselves (Caffeine). The first reader of a missing key puts an incomplete future
+ * in and loads on its own thread, the others wait for that future. An invalidation that arrives meanwhile removes
+ * the future, so its value is returned to the readers that were waiting for it but never kept.
+ *
+ * @param <V> the value type
+ */
+abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFlightOnly {
+
+	private final String cache;
+
+	private final Duration lockTtl;
+
+	final TieredCacheMetrics.ForCache metrics;
+
+	private LocalTier(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics) {
+		this.cache = cache;
+		this.lockTtl = lockTtl;
+		this.metrics = metrics;
+	}
+
+	/** Mode TIERED: values in Caffeine, fresh for the L1 time to live, kept longer only to be served stale. */
+	static <V> LocalTier<V> caffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics,
+			long maximumSize, Ticker ticker, InvalidationWatermark watermark) {
+		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark);
+	}
+
+	/** Mode REDIS: nothing kept, concurrent reads of one key share one trip to Redis (and the loader). */
+	static <V> LocalTier<V> inFlightOnly(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics) {
+		return new InFlightOnly<>(cache, lockTtl, metrics);
+	}
+
+	/** Reads {@code key} (encoded), calling {@code loads} unless a value or another reader's load is here. */
+	abstract Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads);
+
+	/** Drops {@code key}: a read that starts after this must not join a load that started before it. */
+	abstract void invalidate(String key, String cause);
+
+	abstract void invalidateAll(String cause);
+
+	/** The completed entry of {@code key}, {@code null} if none (always in mode REDIS); for diagnostics. */
+	@Nullable L1Entry<V> entry(String key) {
+		return null;
+	}
+
+	/**
+	 * Shares the outcome of another reader's load, waiting at most the lock time, as a reader on another instance
+	 * would: a load that hangs past it is not waited for, this reader loads on its own (without touching L1).
+	 */
+	final Lookup<V> awaitLoad(CompletableFuture<L1Entry<V>> found, String key, Supplier<Optional<V>> loader,
+			Loads<V> loads) {
+		try {
+			return found.get(this.lockTtl.toNanos(), TimeUnit.NANOSECONDS).fromL1;
+		}
+		catch (TimeoutException ex) {
+			this.metrics.error("await");
+			return loads.load(key, loader, null).lookup;
+		}
+		catch (ExecutionException | CancellationException ex) {
+			return join(found).fromL1;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException("Interrupted while waiting for a load of cache '" + this.cache + "'", ex);
+		}
+	}
+
+	/** Completes {@code mine} (which other readers may be waiting for) with what Redis or the loader gives. */
+	final Lookup<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1,
+			CompletableFuture<L1Entry<V>> mine, Loads<V> loads) {
+		try {
+			mine.complete(loads.load(key, loader, staleInL1));
+		}
+		catch (Throwable ex) {
+			// Removed from L1 like any failed future, without Caffeine logging every loader failure.
+			mine.completeExceptionally(new LoadFailure(ex));
+		}
+		finally {
+			loaded(key, mine);
+		}
+		return join(mine).lookup;
+	}
+
+	void loaded(String key, CompletableFuture<L1Entry<V>> mine) {
+	}
+
+	private static <T> T join(CompletableFuture<T> future) {
+		try {
+			return future.join();
+		}
+		catch (CompletionException | CancellationException ex) {
+			Throwable cause = ex.getCause();
+			if (cause instanceof RuntimeException runtime) {
+				throw runtime;
+			}
+			if (cause instanceof Error error) {
+				throw error;
+			}
+			throw ex;
+		}
+	}
+
+	/** Reads Redis, then the loader, for a key that had no fresh value here. */
+	@FunctionalInterface
+	interface Loads<V> {
+
+		L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1);
+
+	}
+
+	/**
+	 * A loader's failure as its future carries it: a cancellation, which Caffeine drops without a warning (the
+	 * caller gets the loader's own exception and decides what to log).
+	 */
+	private static final class LoadFailure extends CancellationException {
+
+		LoadFailure(Throwable cause) {
+			initCause(cause);
+		}
+
+	}
+
+	static final class InCaffeine<V> extends LocalTier<V> {
+
+		private final AsyncCache<String, L1Entry<V>> l1;
+
+		private final Ticker ticker;
+
+		private final InvalidationWatermark watermark;
+
+		private InCaffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics, long maximumSize,
+				Ticker ticker, InvalidationWatermark watermark) {
+			super(cache, lockTtl, metrics);
+			this.ticker = ticker;
+			this.watermark = watermark;
+			this.l1 = Caffeine.newBuilder()
+				.maximumSize(maximumSize)
+				.expireAfter(L1Entry.<V>expiry(ticker))
+				.ticker(ticker)
+				.executor(Runnable::run)
+				.evictionListener((String key, L1Entry<V> value, RemovalCause cause) -> metrics.eviction("l1",
+						(cause == RemovalCause.SIZE) ? "size" : "expired"))
+				.buildAsync();
+			metrics.l1Size(this.l1, (l1) -> l1.synchronous().estimatedSize());
+		}
+
+		/**
+		 * A fresh entry or a load in flight is a hit; a missing entry, or one past its fresh-until time, is a miss
+		 * whose reader puts its own future in and loads.
+		 */
+		@Override
+		Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
+			while (true) {
+				CompletableFuture<L1Entry<V>> found = this.l1.getIfPresent(key);
+				if (found == null) {
+					CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
+					found = this.l1.get(key, (k, executor) -> mine);
+					if (found == mine) {
+						this.metrics.l1Miss.increment();
+						return load(key, loader, null, mine, loads);
+					}
+				}
+				if (!found.isDone() || found.isCompletedExceptionally()) {
+					// A load in flight (or one that has just failed and is on its way out): share its outcome.
+					this.metrics.l1Hit.increment();
+					return awaitLoad(found, key, loader, loads);
+				}
+				L1Entry<V> entry = found.join();
+				if (entry.isFreshAt(this.ticker.read()) && this.watermark.covers(entry.readAt)) {
+					this.metrics.l1Hit.increment();
+					return entry.fromL1;
+				}
+				// Expired, or older than what this instance has heard invalidations up to (kept only to be served
+				// if the load fails): refresh it, unless another reader got there first.
+				CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
+				if (this.l1.asMap().replace(key, found, mine)) {
+					this.metrics.l1Miss.increment();
+					return load(key, loader, entry, mine, loads);
+				}
+			}
+		}
+
+		@Override
+		void invalidate(String key, String cause) {
+			this.l1.synchronous().invalidate(key);
+			this.metrics.eviction("l1", cause);
+		}
+
+		@Override
+		void invalidateAll(String cause) {
+			this.l1.synchronous().invalidateAll();
+			this.metrics.eviction("l1", cause);
+		}
+
+		@Override
+		@Nullable L1Entry<V> entry(String key) {
+			CompletableFuture<L1Entry<V>> future = this.l1.getIfPresent(key);
+			return (future != null && future.isDone() && !future.isCompletedExceptionally()) ? future.join() : null;
+		}
+
+	}
+
+	static final class InFlightOnly<V> extends LocalTier<V> {
+
+		private final ConcurrentMap<String, CompletableFuture<L1Entry<V>>> inFlight = new ConcurrentHashMap<>();
+
+		private InFlightOnly(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics) {
+			super(cache, lockTtl, metrics);
+		}
+
+		@Override
+		Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
+			CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
+			CompletableFuture<L1Entry<V>> found = this.inFlight.putIfAbsent(key, mine);
+			if (found != null) {
+				this.metrics.l2Hit.increment();
+				return awaitLoad(found, key, loader, loads);
+			}
+			return load(key, loader, null, mine, loads);
+		}
+
+		@Override
+		void loaded(String key, CompletableFuture<L1Entry<V>> mine) {
+			this.inFlight.remove(key, mine);
+		}
+
+		@Override
+		void invalidate(String key, String cause) {
+			this.inFlight.remove(key);
+		}
+
+		@Override
+		void invalidateAll(String cause) {
+			this.inFlight.clear();
+		}
+
+	}
+
+}

@@ -1,0 +1,241 @@
+package dev.concertcache.tiered;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import dev.concertcache.tiered.JsonValueCodec.OtherShapeException;
+import dev.concertcache.tiered.JsonValueCodec.Stored;
+import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
+import dev.concertcache.tiered.RedisTier.LockAttempt;
+import dev.concertcache.tiered.RedisTier.UnavailableException;
+
+/**
+ * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's
+ * load lock or waits for its holder's value; the loaded value is stored only if the key still holds what the
+ * loader saw, so that an eviction during the load wins. Evictions tombstone the key, or move the generation, and
+ * announce it on the stream.
+ *
+ * @param <V> the value type
+ */
+final class RedisLoadProtocol<V> {
+
+	private static final Log logger = LogFactory.getLog(RedisLoadProtocol.class);
+
+	private final String cache;
+
+	private final RedisTier redis;
+
+	private final JsonValueCodec<V> codec;
+
+	private final Generations generations;
+
+	private final TieredCacheConfiguration spec;
+
+	private final Settings settings;
+
+	private final TieredCacheMetrics.ForCache metrics;
+
+	/** Runs when a reader found another one's load lock and is about to wait for its value; tests count it. */
+	private volatile Runnable beforeLockWait = () -> {
+	};
+
+	RedisLoadProtocol(String cache, RedisTier redis, JsonValueCodec<V> codec, Generations generations,
+			TieredCacheConfiguration spec, Settings settings, TieredCacheMetrics.ForCache metrics) {
+		this.cache = cache;
+		this.redis = redis;
+		this.codec = codec;
+		this.generations = generations;
+		this.spec = spec;
+		this.settings = settings;
+		this.metrics = metrics;
+	}
+
+	/** The Redis key {@code key} (encoded) is stored under now. */
+	String valueKey(String key) {
+		return this.redis.valueKey(this.cache, this.generations.current(), this.codec.shape(), key);
+	}
+
+	/** Reads {@code key} (encoded): a fresh value, or a miss to load (under the lock if this reader took it). */
+	RedisRead<V> read(String key) {
+		if (this.settings.pending().covers(this.cache, key)) {
+			// Redis still holds what this instance's own write replaced: the writer must not read it back.
+			return RedisRead.unavailable();
+		}
+		try {
+			long generation = this.generations.current();
+			String valueKey = this.redis.valueKey(this.cache, generation, this.codec.shape(), key);
+			String raw = this.redis.get(this.cache, valueKey);
+			String lockKey = this.redis.lockKey(this.cache, generation, this.codec.shape(), key);
+			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
+				Stored<V> stored = decode(raw);
+				boolean fresh = stored != null && stored.isFreshAt(this.settings.clock().millis());
+				((fresh) ? this.metrics.l2Hit : this.metrics.l2Miss).increment();
+				if (fresh) {
+					return new RedisRead.Hit<>(stored.value());
+				}
+				if (stored == null) {
+					// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
+					return new RedisRead.Load<>(valueKey, lockKey, raw, null);
+				}
+				// Kept only to be served stale: load it again like a cold key, remembering it for a failure.
+			}
+			else {
+				this.metrics.l2Miss.increment();
+			}
+			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "");
+		}
+		catch (UnavailableException ex) {
+			return RedisRead.unavailable();
+		}
+	}
+
+	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen) {
+		String token = UUID.randomUUID().toString();
+		long lockMillis = this.settings.lockTtl().toMillis();
+		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lockMillis);
+		while (true) {
+			LockAttempt attempt;
+			try {
+				long now = this.settings.clock().millis();
+				// Registered for as long as this load may still store its value (see store()).
+				attempt = this.redis.getOrLock(this.cache, valueKey, lockKey, token, lockMillis, now,
+						this.codec.shape(), now + this.settings.tombstoneTtl().toMillis());
+			}
+			catch (UnavailableException ex) {
+				return new RedisRead.Load<>(valueKey, lockKey, seen, null);
+			}
+			if (attempt instanceof LockAttempt.Hit hit) {
+				Stored<V> stored = decode(hit.raw());
+				return (stored != null) ? new RedisRead.Hit<>(stored.value())
+						: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null);
+			}
+			if (attempt instanceof LockAttempt.Locked locked) {
+				return new RedisRead.Load<>(valueKey, lockKey, locked.raw(), token);
+			}
+			this.beforeLockWait.run();
+			if (System.nanoTime() - deadline >= 0 || !pause()) {
+				// The holder is slow or gone: load without the lock rather than wait any longer.
+				return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null);
+			}
+		}
+	}
+
+	private boolean pause() {
+		try {
+			Thread.sleep(this.settings.lockPollInterval().toMillis());
+			return true;
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			return false;
+		}
+	}
+
+	/**
+	 * Stores what the loader returned if the key still holds what it saw, and releases the lock.
+	 * @param started the ticker time the read began
+	 */
+	void store(RedisRead.Load<V> load, Optional<V> loaded, long started) {
+		long elapsed = this.settings.ticker().read() - started;
+		try {
+			if (elapsed >= this.settings.tombstoneTtl().toNanos() / 2) {
+				// A tombstone set during this load may have expired already: the compare below could not see it.
+				unlock(load);
+				return;
+			}
+			long ttl = this.spec.l2Millis(loaded.isEmpty());
+			String encoded;
+			try {
+				encoded = this.codec.encode(loaded, this.settings.clock().millis() + ttl);
+			}
+			catch (RuntimeException ex) {
+				this.metrics.error("serialize");
+				logger.warn("Cannot write a value of cache '" + this.cache + "' as JSON", ex);
+				unlock(load);
+				return;
+			}
+			this.redis.storeIfUnchanged(this.cache, load.valueKey(), load.lockKey(), load.seen(), encoded,
+					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), load.token(), this.codec.shape(),
+					this.settings.clock().millis());
+		}
+		catch (UnavailableException ex) {
+			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
+		}
+	}
+
+	/** Releases the load lock if this reader holds it; one that Redis cannot take expires by itself. */
+	void unlockQuietly(RedisRead<V> read) {
+		if (read instanceof RedisRead.Load<V> load) {
+			try {
+				unlock(load);
+			}
+			catch (UnavailableException ex) {
+				// The lock expires by itself.
+			}
+		}
+	}
+
+	private void unlock(RedisRead.Load<V> load) {
+		if (load.token() != null) {
+			this.redis.unlock(this.cache, load.lockKey(), load.token());
+		}
+	}
+
+	/**
+	 * Tombstones {@code key} (encoded) on every instance, under the generation as known, not read: reading it
+	 * would go through the breaker the eviction goes past.
+	 * @return the cache's current generation, as Redis reports it
+	 */
+	long evict(String key) {
+		long current = this.redis.evict(this.cache, key, this.generations.known(), this.codec.shape(),
+				this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
+		sent("explicit");
+		return current;
+	}
+
+	/** Moves the cache to its next generation on every instance; returns it. */
+	long evictAll() {
+		long next = this.redis.evictAll(this.cache, this.settings.instanceId(), this.settings.clock().millis());
+		sent("generation");
+		return next;
+	}
+
+	private void sent(String cause) {
+		this.metrics.eviction("l2", cause);
+		this.metrics.sent.increment();
+	}
+
+	@Nullable Stored<V> decode(String raw) {
+		try {
+			return this.codec.decode(raw);
+		}
+		catch (UnreadableValueException ex) {
+			this.metrics.error((ex instanceof OtherShapeException) ? "shape" : "deserialize");
+			if (logger.isDebugEnabled()) {
+				logger.debug("Unreadable value in cache '" + this.cache + "', treated as a miss: " + ex.getMessage());
+			}
+			return null;
+		}
+	}
+
+	void beforeLockWait(Runnable hook) {
+		this.beforeLockWait = hook;
+	}
+
+	/**
+	 * What every cache of a manager shares: its clocks, its pending evictions, its identity in invalidation
+	 * messages and the load lock's timing.
+	 */
+	record Settings(Ticker ticker, Clock clock, PendingEvictions pending, String instanceId, Duration lockTtl,
+			Duration lockPollInterval, Duration tombstoneTtl) {
+	}
+
+}

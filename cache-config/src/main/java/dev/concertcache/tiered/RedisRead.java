@@ -1,0 +1,44 @@
+package dev.concertcache.tiered;
+
+import java.util.Optional;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What a read of one key found in Redis (ADR 0011): a fresh value, a miss to load (and maybe store), or no Redis
+ * to use at all.
+ *
+ * @param <V> the value type
+ */
+sealed interface RedisRead<V> {
+
+	@SuppressWarnings("unchecked")
+	static <V> RedisRead<V> unavailable() {
+		return (RedisRead<V>) Unavailable.INSTANCE;
+	}
+
+	/** A fresh value (or a fresh "absent"). */
+	record Hit<V>(Optional<V> value) implements RedisRead<V> {
+	}
+
+	/**
+	 * A miss: the value the loader returns may be stored under {@code valueKey} if the key still holds {@code seen}
+	 * then (an eviction during the load wins).
+	 * @param seen what the key held before the load ({@code ""} for nothing, a tombstone, a stale or unreadable
+	 * value)
+	 * @param token the load lock's token if this reader holds it, {@code null} if it loads without it
+	 */
+	record Load<V>(String valueKey, String lockKey, String seen, @Nullable String token) implements RedisRead<V> {
+	}
+
+	/**
+	 * Redis is down or slow, or still holds what this instance's own pending eviction replaced: load without it,
+	 * store nothing.
+	 */
+	enum Unavailable implements RedisRead<Object> {
+
+		INSTANCE
+
+	}
+
+}

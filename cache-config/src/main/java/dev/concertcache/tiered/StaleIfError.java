@@ -1,0 +1,66 @@
+package dev.concertcache.tiered;
+
+import java.time.Clock;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
+
+import dev.concertcache.tiered.JsonValueCodec.Stored;
+import dev.concertcache.tiered.TieredCache.Source;
+
+/**
+ * What a cache serves when its loader is unavailable (ADR 0031): the value Redis still keeps past its freshness
+ * (it is at least as new as this instance's copy), else the stale L1 entry, each only within its stale-if-error
+ * window.
+ *
+ * @param <V> the value type
+ */
+final class StaleIfError<V> {
+
+	private final TieredCacheConfiguration spec;
+
+	private final Ticker ticker;
+
+	private final Clock clock;
+
+	private final Function<String, @Nullable Stored<V>> decoder;
+
+	StaleIfError(TieredCacheConfiguration spec, Ticker ticker, Clock clock,
+			Function<String, @Nullable Stored<V>> decoder) {
+		this.spec = spec;
+		this.ticker = ticker;
+		this.clock = clock;
+		this.decoder = decoder;
+	}
+
+	/**
+	 * The entry to serve after a failed load, {@code null} if there is none or the cache serves nothing stale.
+	 * @param read what Redis held before the load
+	 * @param staleInL1 the L1 entry past its freshness that the load was to refresh, if any
+	 */
+	@Nullable L1Entry<V> fallback(RedisRead<V> read, @Nullable L1Entry<V> staleInL1) {
+		if (!this.spec.servesStale()) {
+			return null;
+		}
+		long now = this.ticker.read();
+		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()
+				&& !JsonValueCodec.isTombstone(load.seen())) {
+			Stored<V> stored = this.decoder.apply(load.seen());
+			if (stored != null && stored.value().isPresent() && stored.freshUntil() != JsonValueCodec.ALWAYS_FRESH) {
+				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.clock.millis();
+				if (left > 0) {
+					// Fresh until now: the next read tries the loader again.
+					return new L1Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
+							Source.L2, InvalidationWatermark.NEVER);
+				}
+			}
+		}
+		if (staleInL1 != null && staleInL1.value.isPresent() && now - staleInL1.staleUntil < 0) {
+			return staleInL1.servedStale();
+		}
+		return null;
+	}
+
+}
