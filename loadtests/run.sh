@@ -131,6 +131,8 @@ source "$ROOT/loadtests/lib/db-outage.sh"
 source "$ROOT/loadtests/lib/freshness.sh"
 # shellcheck source=loadtests/lib/fleet.sh
 source "$ROOT/loadtests/lib/fleet.sh"
+# shellcheck source=loadtests/lib/python-env.sh
+source "$ROOT/loadtests/lib/python-env.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
 ! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
 ! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
@@ -392,6 +394,8 @@ sys.exit(f"the mariadb client ended after {version} UPDATEs")
 # --- main --------------------------------------------------------------------------------------
 
 ensure_packages
+# The reports' Python packages (prometheus_client): python3 is the venv's from here on.
+ensure_python_env || die "could not set up loadtests/.venv (python3 -m venv, pip install -r loadtests/requirements.txt)"
 ensure_k6
 if ! $STANDIN; then
   ensure_java

@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh redis-server mariadb-server prometheus
 ./mvnw -B -ntp verify
-# The load-test report's arithmetic (ratios of --compare and --ceiling).
-python3 -m unittest discover -s loadtests/lib -p 'test_*.py'
+# The load-test report's arithmetic (ratios of --compare and --ceiling), with the reports' packages.
+(source loadtests/lib/python-env.sh && ensure_python_env && python3 -m unittest discover -s loadtests/lib -p 'test_*.py')
 # compose.yaml cannot run here (no Docker engine): validate it with the compose-spec loader instead.
 bash .ci/compose-check/run.sh
 # The Kubernetes manifests, offline: strict schema of a fixed Kubernetes version, then the project's rules.

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from report import LABEL, SAMPLE, Run, prometheus  # noqa: E402
+from report import Run, parse_prometheus, prometheus  # noqa: E402
 
 ENDPOINTS = {
     "/api/concerts": "list",
@@ -37,28 +37,13 @@ def samples(path):
     for line in path.read_text().splitlines() if path.exists() else []:
         if line.startswith("# "):
             if current is not None:
-                out.append((current, parse(lines)))
+                out.append((current, parse_prometheus("\n".join(lines) + "\n")))
             current, lines = float(line[2:]), []
         else:
             lines.append(line)
     if current is not None:
-        out.append((current, parse(lines)))
+        out.append((current, parse_prometheus("\n".join(lines) + "\n")))
     return out
-
-
-def parse(lines):
-    """As report.prometheus, for lines in memory."""
-    metrics = {}
-    for line in lines:
-        match = SAMPLE.match(line)
-        if not match:
-            continue
-        name, labels, value = match.groups()
-        try:
-            metrics.setdefault(name, {})[tuple(sorted(LABEL.findall(labels or "")))] = float(value)
-        except ValueError:
-            continue
-    return metrics
 
 
 def total(scrape, name, match=lambda tags: True):

@@ -32,9 +32,14 @@ def sum_scrapes(paths):
                 totals[key] = totals.get(key, 0.0) + value
     lines = [f"# Sum over {len(paths)} instance scrape(s) (loadtests/lib/fleet.py)"]
     for (name, labels), value in sorted(totals.items()):
-        text = ",".join(f'{k}="{v}"' for k, v in labels)
+        text = ",".join(f'{k}="{escape(v)}"' for k, v in labels)
         lines.append(f"{name}{{{text}}} {value!r}" if text else f"{name} {value!r}")
     return "\n".join(lines) + "\n"
+
+
+def escape(label_value):
+    """A label value as the text format writes it (the parser unescaped it)."""
+    return label_value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
 class Instance(Run):

@@ -15,14 +15,13 @@
 """
 import json
 import math
-import re
 import sys
 from pathlib import Path
 
+from prometheus_client.parser import text_string_to_metric_families
+
 ENDPOINTS = ["list", "list-next", "detail", "schedules", "write"]
 CACHES = ["concert", "concert-page", "schedules"]
-SAMPLE = re.compile(r"^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)")
-LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
 class Run:
@@ -298,23 +297,31 @@ def span(directory):
 
 
 def prometheus(path):
-    """{metric: {sorted label pairs: value}} from the Prometheus text format."""
+    """{sample name: {sorted label pairs: value}} from a file in the Prometheus text format."""
+    return parse_prometheus(path.read_text()) if path.exists() else {}
+
+
+def parse_prometheus(text):
+    """{sample name: {sorted label pairs: value}} from the Prometheus text format, by prometheus_client's parser.
+
+    Sample names are as exposed (tiered_cache_gets_total, http_server_requests_seconds_count), NaN samples are
+    left out. A scrape cut short (curl's time limit) ends in a broken line: then each line is parsed alone and
+    the lines the parser refuses are skipped.
+    """
     metrics = {}
-    if not path.exists():
-        return metrics
-    for line in path.read_text().splitlines():
-        match = SAMPLE.match(line)
-        if not match or line.startswith("#"):
-            continue
-        name, labels, value = match.groups()
-        try:
-            number = float(value)
-        except ValueError:
-            continue
-        if math.isnan(number):
-            continue
-        key = tuple(sorted(LABEL.findall(labels or "")))
-        metrics.setdefault(name, {})[key] = number
+    try:
+        families = list(text_string_to_metric_families(text))
+    except ValueError:
+        families = []
+        for line in text.splitlines():
+            try:
+                families.extend(text_string_to_metric_families(line + "\n"))
+            except ValueError:
+                continue
+    for family in families:
+        for sample in family.samples:
+            if not math.isnan(sample.value):
+                metrics.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
     return metrics
 
 

@@ -314,6 +314,17 @@ class TieredCacheAutoConfigurationTests {
 		}
 	}
 
+	@Test
+	void configurationMetadataHintsNoCacheNamesSinceTheyAreTheApplicationsOwn() throws Exception {
+		try (InputStream metadata = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			assertThat(metadata).isNotNull();
+			String json = new String(metadata.readAllBytes(), StandardCharsets.UTF_8);
+			assertThat(json).doesNotContain("\"name\": \"tiered-cache.caches.keys\"")
+				.doesNotContain("concert-page")
+				.contains("\"name\": \"tiered-cache.mode\"");
+		}
+	}
+
 	@Configuration(proxyBeanMethods = false)
 	static class OwnManagerConfiguration {
 

@@ -1,13 +1,17 @@
 package dev.concertcache.testsupport;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A private {@code mariadbd} with its own data directory, on a free loopback port, with database
- * {@value #DATABASE} and user {@value #USER}/{@value #PASSWORD}.
+ * {@value #DATABASE} and user {@value #USER}/{@value #PASSWORD}, configured by the repository's
+ * {@code ops/mariadb/binlog.cnf} and {@code ops/mariadb/test.cnf}, as {@code scripts/services.sh} starts it.
  */
 public final class MariaDbServer extends ServerProcess {
 
@@ -78,18 +82,28 @@ public final class MariaDbServer extends ServerProcess {
 	@Override
 	protected List<String> command() {
 		List<String> command = new ArrayList<>(List.of(executable("/usr/sbin/mariadbd", "/usr/sbin/mysqld"),
-				"--no-defaults",
-				"--datadir=" + this.dir.resolve("data"), "--socket=" + this.dir.resolve("mysqld.sock"),
-				"--pid-file=" + this.dir.resolve("mysqld.pid"), "--port=" + this.port, "--bind-address=127.0.0.1",
-				"--user=" + System.getProperty("user.name"),
-				// Row-based binary log, as change data capture needs (ADR 0033).
-				"--log-bin=" + this.dir.resolve("data").resolve("binlog"), "--binlog-format=ROW",
-				"--binlog-row-image=FULL", "--server-id=1",
-				// Throwaway data: durability per commit buys nothing here and costs seconds of fsync.
-				"--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=256M",
-				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci"));
+				"--defaults-file=" + defaultsFile(), "--datadir=" + this.dir.resolve("data"),
+				"--socket=" + this.dir.resolve("mysqld.sock"), "--pid-file=" + this.dir.resolve("mysqld.pid"),
+				"--port=" + this.port, "--user=" + System.getProperty("user.name")));
 		command.addAll(this.options);
 		return command;
+	}
+
+	/**
+	 * The repository's server settings, as {@code scripts/services.sh} reads them: {@code ops/mariadb/binlog.cnf}
+	 * (what change data capture needs, ADR 0033) then {@code ops/mariadb/test.cnf} (a throwaway server's). A
+	 * file of includes, because {@code !include} takes absolute paths only; nothing from {@code /etc/mysql}.
+	 */
+	private Path defaultsFile() {
+		Path file = this.dir.resolve("my.cnf");
+		try {
+			Files.writeString(file, "!include " + repositoryFile("ops/mariadb/binlog.cnf") + "\n!include "
+					+ repositoryFile("ops/mariadb/test.cnf") + "\n");
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return file;
 	}
 
 	private void sql(String statements) {
@@ -100,13 +114,13 @@ public final class MariaDbServer extends ServerProcess {
 	private void run(List<String> command) {
 		try {
 			Process process = new ProcessBuilder(command).redirectErrorStream(true)
-				.redirectOutput(this.dir.resolve(java.nio.file.Path.of(command.get(0)).getFileName() + ".log").toFile())
+				.redirectOutput(this.dir.resolve(Path.of(command.get(0)).getFileName() + ".log").toFile())
 				.start();
 			if (!process.waitFor(120, TimeUnit.SECONDS) || process.exitValue() != 0) {
 				process.destroyForcibly();
 				throw new IllegalStateException(String.join(" ", command.subList(0, 1)) + " failed: "
-						+ java.nio.file.Files.readString(
-								this.dir.resolve(java.nio.file.Path.of(command.get(0)).getFileName() + ".log")));
+						+ Files.readString(
+								this.dir.resolve(Path.of(command.get(0)).getFileName() + ".log")));
 			}
 		}
 		catch (IOException ex) {

@@ -4,12 +4,7 @@ import java.io.IOException;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
-import java.net.URI;
-import java.net.URLEncoder;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,17 +14,22 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.ApplicationArguments;
 import org.springframework.boot.ApplicationRunner;
 import org.springframework.core.env.Environment;
+import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.stereotype.Component;
+import org.springframework.util.StreamUtils;
+import org.springframework.web.client.RestClient;
+import org.springframework.web.client.RestClientException;
 
 import dev.concertcache.api.ApiProperties;
+import dev.concertcache.api.concert.ConcertPage;
+import dev.concertcache.api.concert.ConcertSummary;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheWarmup;
 
@@ -61,15 +61,17 @@ class WarmupRunner implements ApplicationRunner {
 
 	private final Environment environment;
 
-	private final JsonMapper json = JsonMapper.builder().build();
+	private final RestClient.Builder restClients;
 
 	private volatile Result result = new Result(0, 0, Duration.ZERO, false);
 
-	WarmupRunner(ApiProperties properties, TieredCacheManager caches, WarmupFilter filter, Environment environment) {
+	WarmupRunner(ApiProperties properties, TieredCacheManager caches, WarmupFilter filter, Environment environment,
+			RestClient.Builder restClients) {
 		this.settings = properties.getWarmup();
 		this.caches = caches;
 		this.filter = filter;
 		this.environment = environment;
+		this.restClients = restClients;
 	}
 
 	@Override
@@ -80,14 +82,11 @@ class WarmupRunner implements ApplicationRunner {
 			return;
 		}
 		long started = System.nanoTime();
-		HttpClient http = HttpClient.newBuilder()
-			.version(HttpClient.Version.HTTP_1_1)
-			.connectTimeout(TIMEOUT)
-			.build();
+		RestClient http = restClient(baseUri(port));
 		try (TieredCacheWarmup warmup = this.caches.openWarmup()) {
 			this.filter.begin(warmup);
 			try {
-				this.result = new Journeys(http, baseUri(port)).run(started + duration.toNanos());
+				this.result = new Journeys(http).run(started + duration.toNanos());
 			}
 			finally {
 				this.filter.end();
@@ -102,6 +101,23 @@ class WarmupRunner implements ApplicationRunner {
 	/** What the last warm-up did; for tests and diagnostics. */
 	Result result() {
 		return this.result;
+	}
+
+	/**
+	 * The application's client (its JSON converters read the API's own records) over loopback HTTP/1.1 keep-alive
+	 * connections, as a load balancer's would be, every request carrying the warm-up's token. No client
+	 * observations: warm-up requests are already counted where they arrive.
+	 */
+	private RestClient restClient(String baseUri) {
+		JdkClientHttpRequestFactory requests = new JdkClientHttpRequestFactory(
+				HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(TIMEOUT).build());
+		requests.setReadTimeout(TIMEOUT);
+		return this.restClients.clone()
+			.baseUrl(baseUri)
+			.requestFactory(requests)
+			.defaultHeader(WarmupFilter.HEADER, this.filter.token())
+			.observationRegistry(ObservationRegistry.NOOP)
+			.build();
 	}
 
 	private String baseUri(int port) throws IOException {
@@ -126,9 +142,11 @@ class WarmupRunner implements ApplicationRunner {
 	/** One warm-up run: walks the first pages for ids, then replays journeys on several threads. */
 	private final class Journeys {
 
-		private final HttpClient http;
+		private static final String LIST = "/api/concerts?size={size}";
 
-		private final String base;
+		private static final String LIST_FROM = LIST + "&cursor={cursor}";
+
+		private final RestClient http;
 
 		private volatile boolean stopped;
 
@@ -140,9 +158,8 @@ class WarmupRunner implements ApplicationRunner {
 
 		private final AtomicInteger failed = new AtomicInteger();
 
-		Journeys(HttpClient http, String base) {
+		Journeys(RestClient http) {
 			this.http = http;
-			this.base = base;
 		}
 
 		Result run(long deadline) throws Exception {
@@ -172,21 +189,19 @@ class WarmupRunner implements ApplicationRunner {
 			}
 		}
 
-		private void walkPages(long deadline) throws Exception {
+		private void walkPages(long deadline) {
 			String cursor = null;
 			while (this.cursors.size() < PAGES && System.nanoTime() < deadline) {
-				HttpResponse<String> page = send(listPath(cursor), HttpResponse.BodyHandlers.ofString());
-				if (page == null || page.statusCode() != 200) {
+				ConcertPage page = page(cursor, ConcertPage.class);
+				if (page == null) {
 					return;
 				}
-				JsonNode body = WarmupRunner.this.json.readTree(page.body());
 				this.cursors.add(cursor);
-				this.ids.add(body.get("items").valueStream().mapToLong((item) -> item.get("id").asLong()).toArray());
-				JsonNode next = body.get("nextCursor");
-				if (next == null || next.isNull()) {
+				this.ids.add(page.items().stream().mapToLong(ConcertSummary::id).toArray());
+				if (page.nextCursor() == null) {
 					return;
 				}
-				cursor = next.asString();
+				cursor = page.nextCursor();
 			}
 		}
 
@@ -194,63 +209,57 @@ class WarmupRunner implements ApplicationRunner {
 			ThreadLocalRandom random = ThreadLocalRandom.current();
 			for (long n = 0; !this.stopped; n++) {
 				if (this.cursors.isEmpty()) {
-					read(listPath(null));
-					read("/api/concerts/0");
+					page(null, null);
+					get(null, "/api/concerts/{id}", 0);
 					continue;
 				}
 				int page = random.nextInt(this.cursors.size());
-				read(listPath(this.cursors.get(page)));
+				page(this.cursors.get(page), null);
 				long[] onPage = this.ids.get(page);
 				if (onPage.length > 0) {
 					long id = onPage[random.nextInt(onPage.length)];
-					read("/api/concerts/" + id + "/schedules");
+					get(null, "/api/concerts/{id}/schedules", id);
 					if (random.nextDouble() < 0.4) {
-						read("/api/concerts/" + id);
+						get(null, "/api/concerts/{id}", id);
 					}
 				}
 				if (page + 1 < this.cursors.size() && random.nextDouble() < 0.15) {
-					read(listPath(this.cursors.get(page + 1)));
+					page(this.cursors.get(page + 1), null);
 				}
 				if (n % 64 == 0) {
 					// The problem+json paths: an unknown concert and a size out of range.
-					read("/api/concerts/0");
-					read("/api/concerts?size=0");
+					get(null, "/api/concerts/{id}", 0);
+					get(null, "/api/concerts?size={size}", 0);
 				}
 			}
 		}
 
-		private void read(String path) {
-			send(path, HttpResponse.BodyHandlers.discarding());
+		private <T> T page(String cursor, Class<T> type) {
+			return (cursor != null) ? get(type, LIST_FROM, PAGE_SIZE, cursor) : get(type, LIST, PAGE_SIZE);
 		}
 
-		/** The response, or null (counted as failed) when there was none or it was a 5xx. */
-		private <T> HttpResponse<T> send(String path, HttpResponse.BodyHandler<T> body) {
+		/**
+		 * GETs {@code uri}: its body as {@code type} when that is given and the answer is a 2xx, else null (the body
+		 * read and dropped, the connection kept). A 5xx or no answer counts as failed; a 4xx is an answer.
+		 */
+		private <T> T get(Class<T> type, String uri, Object... variables) {
 			this.requests.incrementAndGet();
-			HttpRequest request = HttpRequest.newBuilder(URI.create(this.base + path))
-				.timeout(TIMEOUT)
-				.header(WarmupFilter.HEADER, WarmupRunner.this.filter.token())
-				.GET()
-				.build();
 			try {
-				HttpResponse<T> response = this.http.send(request, body);
-				if (response.statusCode() >= 500) {
-					this.failed.incrementAndGet();
-				}
-				return response;
+				return this.http.get().uri(uri, variables).exchange((request, response) -> {
+					if (response.getStatusCode().is5xxServerError()) {
+						this.failed.incrementAndGet();
+					}
+					if (type != null && response.getStatusCode().is2xxSuccessful()) {
+						return response.bodyTo(type);
+					}
+					StreamUtils.drain(response.getBody());
+					return null;
+				});
 			}
-			catch (IOException ex) {
+			catch (RestClientException ex) {
 				this.failed.incrementAndGet();
 				return null;
 			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				return null;
-			}
-		}
-
-		private String listPath(String cursor) {
-			return "/api/concerts?size=" + PAGE_SIZE
-					+ ((cursor != null) ? "&cursor=" + URLEncoder.encode(cursor, StandardCharsets.UTF_8) : "");
 		}
 
 	}

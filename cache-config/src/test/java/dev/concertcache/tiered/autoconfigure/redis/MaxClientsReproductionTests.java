@@ -19,6 +19,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfigurat
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.RedisConnectionFailureException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -40,11 +41,17 @@ import static org.awaitility.Awaitility.await;
  * connections and fail with the max-clients error.</li>
  * <li>The tuned setup serves the same burst, and 2000 GETs in flight at once (200 times the limit), over one
  * connection, without errors and without opening a single connection while doing so.</li>
- * <li>When the server refuses connections or the connection is lost, every command fails in milliseconds instead of
- * waiting for a timeout, and the client recovers on its own once the server is back. A wrong or missing password
- * stops start-up with a clear message, and fails a command in milliseconds when the check is off.</li>
+ * <li>When the server refuses connections or the connection is lost, every command fails with the refusal instead of
+ * waiting for its command timeout, and the client recovers on its own once the server is back. A wrong or missing
+ * password stops start-up with a clear message, and fails a command with the server's refusal when the check is
+ * off.</li>
  * </ul>
- * The figures each test prints are the ones quoted in ADR-0020.
+ * No assertion reads a clock: on a shared 2-core machine how long a refusal takes says more about the scheduler
+ * than about the client. "Fails instead of waiting" is asserted by what the failure is: a command that waited
+ * for its timeout ends in a {@link QueryTimeoutException} (Lettuce's {@code RedisCommandTimeoutException}), a
+ * refused one in a {@link RedisConnectionFailureException} naming the refusal. A command that hung would keep
+ * {@link Burst} from finishing within its 2 minutes. The figures each test prints (slowest call, burst time) are
+ * the ones quoted in ADR-0020.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class MaxClientsReproductionTests {
@@ -53,11 +60,12 @@ class MaxClientsReproductionTests {
 
 	private static final String MAX_CLIENTS_ERROR = "max number of clients reached";
 
-	private static final Duration COMMAND_TIMEOUT = Duration.ofMillis(250);
-
-	private static final Duration CONNECT_TIMEOUT = Duration.ofMillis(500);
-
-	private static final Duration NAIVE_COMMAND_TIMEOUT = Duration.ofSeconds(2);
+	/**
+	 * Command and connect timeout of every setup here: generous, so that only a command that waits for one (queued
+	 * while disconnected, or hung) reaches it, never a refusal that a busy machine delays (production uses 250 ms
+	 * and 500 ms; what fails fast here does not depend on them).
+	 */
+	private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
 	private static final String KEY = "concert:1";
 
@@ -81,7 +89,7 @@ class MaxClientsReproductionTests {
 	void naiveConnectionPerRequestHitsMaxClients() throws Exception {
 		startRedis("--maxclients", String.valueOf(MAX_CLIENTS));
 		LettuceConnectionFactory factory = naiveFactory(LettuceClientConfiguration.builder()
-			.commandTimeout(NAIVE_COMMAND_TIMEOUT)
+			.commandTimeout(TIMEOUT)
 			.build());
 		StringRedisTemplate template = new StringRedisTemplate(factory);
 		Burst burst = Burst.run(200, 5, () -> template.opsForValue().get(KEY));
@@ -102,7 +110,7 @@ class MaxClientsReproductionTests {
 		pool.setMaxWait(Duration.ofSeconds(1));
 		LettuceConnectionFactory factory = naiveFactory(LettucePoolingClientConfiguration.builder()
 			.poolConfig(pool)
-			.commandTimeout(NAIVE_COMMAND_TIMEOUT)
+			.commandTimeout(TIMEOUT)
 			.build());
 		StringRedisTemplate template = new StringRedisTemplate(factory);
 		Burst burst = Burst.run(200, 5, () -> template.opsForValue().get(KEY));
@@ -117,11 +125,8 @@ class MaxClientsReproductionTests {
 	@Test
 	void tunedClientServesABurstFarLargerThanMaxClientsOverOneConnection() throws Exception {
 		startRedis("--maxclients", String.valueOf(MAX_CLIENTS));
-		// Same command timeout as the naive setups, so that only the connection model differs. With the production
-		// 250 ms, a 2-core machine busy with other work (load average 12 while this was written) occasionally
-		// starves the client long enough to time a command out: a latency question for the load test (ADR-0020),
-		// not a connection one; the fail-fast tests below run with 250 ms.
-		tunedContext().withPropertyValues("spring.data.redis.timeout=" + NAIVE_COMMAND_TIMEOUT).run((context) -> {
+		// Same command timeout as the naive setups, so that only the connection model differs.
+		tunedContext().run((context) -> {
 			assertThat(context).hasNotFailed();
 			StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
 			assertThat(template.opsForValue().get(KEY)).isEqualTo(VALUE);
@@ -182,20 +187,21 @@ class MaxClientsReproductionTests {
 			// Each command tries to open the shared connection and is refused: mostly with the server's error; when
 			// the server closes the socket before Lettuce has registered its handshake handler, with Lettuce's
 			// "RedisHandshakeHandler not registered". Both are connection failures, both arrive at once.
+			// None is a command that waited for its timeout: each one is refused.
+			assertThat(sequential.successes()).isZero();
 			assertThat(sequential.failures()).hasSize(50)
-				.allSatisfy((failure) -> assertThat(failure).isInstanceOf(RedisConnectionFailureException.class));
+				.allSatisfy(MaxClientsReproductionTests::isARefusalNotATimeout);
 			assertThat(sequential.failuresWithRootCauseContaining(MAX_CLIENTS_ERROR)).isPositive();
-			assertThat(sequential.slowestMillis()).isLessThan(COMMAND_TIMEOUT.toMillis() / 2);
 			// The request threads of one instance (server.tomcat.threads.max) at once. Spring Data Redis serializes
 			// attempts to open the shared connection under a lock, so a thread may wait for the attempts queued
 			// before it (about 64 x 2-4 ms); none waits for a command timeout. The circuit breaker of the cache
 			// (issue 4, added with the cache library) is what removes this wait.
 			Burst concurrent = Burst.run(64, 5, () -> template.opsForValue().get(KEY));
 			report("tuned, server full, 64 threads x 5 GETs", concurrent, -1);
+			assertThat(concurrent.successes()).isZero();
 			assertThat(concurrent.failures()).hasSize(320)
-				.allSatisfy((failure) -> assertThat(failure).isInstanceOf(RedisConnectionFailureException.class));
-			// Observed 190-480 ms on a loaded 2-core machine; the bound only rules out a hang (Lettuce's 60 s).
-			assertThat(concurrent.slowestMillis()).isLessThan(2000);
+				.allSatisfy(MaxClientsReproductionTests::isARefusalNotATimeout);
+			assertThat(concurrent.failuresWithRootCauseContaining(MAX_CLIENTS_ERROR)).isPositive();
 			// Slots free again: the next command connects, no restart needed.
 			occupied.forEach(RawRedis::close);
 			await().atMost(Duration.ofSeconds(5))
@@ -212,11 +218,20 @@ class MaxClientsReproductionTests {
 			StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
 			assertThat(template.opsForValue().get(KEY)).isEqualTo(VALUE);
 			this.redis.kill();
+			// A command written before the client saw the socket close may still end otherwise; once it has seen
+			// it, the client is disconnected.
+			await().atMost(Duration.ofSeconds(30))
+				.pollInterval(Duration.ofMillis(20))
+				.until(() -> String.valueOf(Burst.rootCause(catchThrowable(() -> template.opsForValue().get(KEY)))
+					.getMessage()).contains("Commands are rejected"));
 			Burst disconnected = Burst.run(1, 50, () -> template.opsForValue().get(KEY));
 			report("tuned, server killed, 1 thread x 50 GETs", disconnected, -1);
+			// Rejected at once while disconnected, not queued until the command timeout (Lettuce's default).
 			assertThat(disconnected.successes()).isZero();
-			assertThat(disconnected.failuresWithRootCauseContaining("Commands are rejected")).isPositive();
-			assertThat(disconnected.slowestMillis()).isLessThan(COMMAND_TIMEOUT.toMillis() / 2);
+			assertThat(disconnected.failures()).hasSize(50).allSatisfy((failure) -> {
+				isNotATimeout(failure);
+				assertThat(Burst.rootCause(failure)).hasMessageContaining("Commands are rejected");
+			});
 			this.redis.start();
 			seed();
 			await().atMost(Duration.ofSeconds(10))
@@ -243,10 +258,9 @@ class MaxClientsReproductionTests {
 				Throwable failure = catchThrowable(() -> template.opsForValue().get(KEY));
 				long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin);
 				System.out.println("Wrong password: " + Burst.rootCause(failure) + " after " + tookMillis + " ms");
-				assertThat(failure).isInstanceOf(RedisConnectionFailureException.class)
-					.rootCause()
-					.hasMessageContaining("WRONGPASS");
-				assertThat(tookMillis).isLessThan(CONNECT_TIMEOUT.toMillis());
+				// The server's refusal, not a connect or command timeout.
+				isARefusalNotATimeout(failure);
+				assertThat(failure).rootCause().hasMessageContaining("WRONGPASS");
 			});
 	}
 
@@ -291,11 +305,29 @@ class MaxClientsReproductionTests {
 			.withConfiguration(AutoConfigurations.of(TieredCacheRedisClientAutoConfiguration.class,
 					DataRedisAutoConfiguration.class))
 			.withPropertyValues("spring.data.redis.host=" + this.redis.host(),
-					"spring.data.redis.port=" + this.redis.port(), "spring.data.redis.timeout=" + COMMAND_TIMEOUT,
-					"spring.data.redis.connect-timeout=" + CONNECT_TIMEOUT,
+					"spring.data.redis.port=" + this.redis.port(), "spring.data.redis.timeout=" + TIMEOUT,
+					"spring.data.redis.connect-timeout=" + TIMEOUT,
 					"spring.data.redis.client-name=concert-cache",
 					"spring.data.redis.lettuce.shutdown-timeout=100ms",
 					"spring.data.redis.lettuce.pool.enabled=false");
+	}
+
+	/** A connection failure that is not a timeout: the server refused it. */
+	private static void isARefusalNotATimeout(Throwable failure) {
+		assertThat(failure).isInstanceOf(RedisConnectionFailureException.class);
+		isNotATimeout(failure);
+	}
+
+	/**
+	 * No timeout anywhere in the failure's causes: the command did not wait for {@code spring.data.redis.timeout}
+	 * (which Spring Data Redis reports as a {@link QueryTimeoutException}) nor for the connect timeout, both
+	 * {@link #TIMEOUT}.
+	 */
+	private static void isNotATimeout(Throwable failure) {
+		assertThat(failure).isNotInstanceOf(QueryTimeoutException.class);
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			assertThat(cause.getClass().getSimpleName()).as("a cause of %s", failure).doesNotContain("Timeout");
+		}
 	}
 
 	private static void report(String scenario, Burst burst, long rejectedConnections) {

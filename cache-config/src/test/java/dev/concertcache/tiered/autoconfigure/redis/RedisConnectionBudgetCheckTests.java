@@ -1,5 +1,13 @@
 package dev.concertcache.tiered.autoconfigure.redis;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
 import dev.concertcache.testsupport.RedisServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -15,6 +23,7 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The start-up check against a real redis-server with a tiny {@code maxclients}: 10 slots, so an 80% share is 8
@@ -72,22 +81,30 @@ class RedisConnectionBudgetCheckTests {
 	}
 
 	@Test
-	void retriesAConnectionWhoseHandshakeTimedOut(CapturedOutput output) {
-		// A paused server answers the handshake late, as a cold JVM on a busy machine can: the first attempt
-		// times out after spring.data.redis.timeout (250 ms), the second one goes through once the pause ends.
+	void retriesAConnectionWhoseHandshakeTimedOut(CapturedOutput output) throws Exception {
+		// A stopped server (SIGSTOP) accepts the connection in the kernel and answers the handshake only once it
+		// continues, as a cold JVM on a busy machine can answer late: the first attempt times out after
+		// spring.data.redis.timeout, and the server continues once that timeout is logged, so the next attempt goes
+		// through however long each step takes on this machine.
 		start("--maxclients", "10");
-		// A first context loads Netty and Lettuce, so that the paused one below is the only slow part.
+		long pid = RawRedis.infoLong(this.redis.port(), "server", "process_id");
+		// A first context loads Netty and Lettuce, so that the stopped server is what the check waits for.
 		contextRunner().run((context) -> assertThat(context).hasNotFailed());
-		SmartInitializingSingleton pauseJustBeforeTheCheck = () -> {
-			try (RawRedis raw = RawRedis.connect(this.redis.port())) {
-				assertThat(raw.command("CLIENT PAUSE 400 ALL")).isEqualTo("+OK");
-			}
-		};
+		SmartInitializingSingleton stopJustBeforeTheCheck = () -> signal(pid, "STOP");
 		LoggingSystem logging = LoggingSystem.get(getClass().getClassLoader());
 		logging.setLogLevel(RedisConnectionBudgetCheck.class.getName(), LogLevel.DEBUG);
+		ExecutorService continuer = Executors.newSingleThreadExecutor();
 		try {
-			// User beans come before auto-configurations, so this pause starts right before the check.
-			contextRunner().withBean("pause", SmartInitializingSingleton.class, () -> pauseJustBeforeTheCheck)
+			Future<?> continued = continuer.submit(() -> {
+				await().atMost(Duration.ofSeconds(60))
+					.pollInterval(Duration.ofMillis(20))
+					.until(() -> output.getOut().contains("Redis connection budget check timed out"));
+				signal(pid, "CONT");
+			});
+			// User beans come before auto-configurations, so the server stops right before the check. A timeout
+			// of seconds leaves the two attempts after the first ample time to see the server continue.
+			contextRunner().withPropertyValues("spring.data.redis.timeout=5s")
+				.withBean("stop", SmartInitializingSingleton.class, () -> stopJustBeforeTheCheck)
 				.run((context) -> {
 					assertThat(context).hasNotFailed();
 					assertThat(output).contains("timed out (RedisCommandTimeoutException")
@@ -95,8 +112,12 @@ class RedisConnectionBudgetCheckTests {
 						.contains("Redis connection budget: 2 connection(s) per instance")
 						.doesNotContain("not checked");
 				});
+			continued.get(60, TimeUnit.SECONDS);
 		}
 		finally {
+			// Whatever failed: a stopped server would ignore the SIGTERM that stops it after the test.
+			signal(pid, "CONT");
+			continuer.shutdownNow();
 			logging.setLogLevel(RedisConnectionBudgetCheck.class.getName(), null);
 		}
 	}
@@ -111,6 +132,21 @@ class RedisConnectionBudgetCheckTests {
 			assertThat(output).contains("Redis connection budget not checked, Redis is not reachable")
 				.contains("Connection refused");
 		});
+	}
+
+	private static void signal(long pid, String signal) {
+		try {
+			Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
+			assertThat(kill.waitFor(30, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -%s %s", signal, pid)
+				.isTrue();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	private void start(String... arguments) {
