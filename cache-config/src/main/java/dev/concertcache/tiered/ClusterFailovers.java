@@ -8,6 +8,8 @@ import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import reactor.core.Disposable;
 
 /**
@@ -20,6 +22,8 @@ import reactor.core.Disposable;
  * invalidation (the values it held are gone too) and is not reported.
  */
 final class ClusterFailovers {
+
+	private static final Log logger = LogFactory.getLog(ClusterFailovers.class);
 
 	private final RedisClusterClient client;
 
@@ -53,7 +57,11 @@ final class ClusterFailovers {
 	}
 
 	void onTopologyChange(ClusterTopologyChangedEvent event) {
-		if (primariesChanged(event.before(), event.after())) {
+		boolean changed = primariesChanged(event.before(), event.after());
+		if (logger.isDebugEnabled()) {
+			logger.debug("Cluster topology changed; primaries " + (changed ? "changed" : "unchanged"));
+		}
+		if (changed) {
 			this.failover.accept(highestConfigEpoch(event.after()));
 		}
 	}
@@ -70,10 +78,14 @@ final class ClusterFailovers {
 		return false;
 	}
 
+	/**
+	 * The node that owns each slot, failed or not: a primary seen failed in one refresh still owns its slots
+	 * until the next one shows them on its promoted replica.
+	 */
 	private static String[] primaries(List<RedisClusterNode> nodes) {
 		String[] primaries = new String[SlotHash.SLOT_COUNT];
 		for (RedisClusterNode node : nodes) {
-			if ((node.is(NodeFlag.UPSTREAM) || node.is(NodeFlag.MASTER)) && !node.is(NodeFlag.FAIL)) {
+			if (node.is(NodeFlag.UPSTREAM) || node.is(NodeFlag.MASTER)) {
 				for (int slot : node.getSlots()) {
 					primaries[slot] = node.getNodeId();
 				}

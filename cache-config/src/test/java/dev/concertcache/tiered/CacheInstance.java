@@ -91,16 +91,17 @@ final class CacheInstance implements AutoCloseable {
 	static CacheInstance start(RedisCluster cluster, Settings properties) {
 		ClientResources resources = DefaultClientResources.create();
 		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
-			.commandTimeout(Duration.ofMillis(500))
+			// Topology refreshes connect with this timeout too: 6 nodes and 2 JVMs share 2 cores in CI.
+			.commandTimeout(Duration.ofSeconds(2))
 			.clientResources(resources)
 			.readFrom(ReadFrom.UPSTREAM)
 			.clientOptions(ClusterClientOptions.builder()
 				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 				.timeoutOptions(TimeoutOptions.enabled())
 				.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-					.enablePeriodicRefresh(Duration.ofMillis(500))
+					.enablePeriodicRefresh(Duration.ofSeconds(1))
 					.enableAllAdaptiveRefreshTriggers()
-					.adaptiveRefreshTriggersTimeout(Duration.ofMillis(500))
+					.adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
 					.closeStaleConnections(true)
 					.build())
 				.build())
@@ -109,7 +110,12 @@ final class CacheInstance implements AutoCloseable {
 				new RedisClusterConfiguration(List.of(cluster.nodesProperty().split(","))), client);
 		factory.afterPropertiesSet();
 		factory.start();
-		return new CacheInstance(factory, properties, resources, true);
+		return new CacheInstance(factory, properties, resources, false).awaitListening(Duration.ofSeconds(20));
+	}
+
+	private CacheInstance awaitListening(Duration timeout) {
+		await().atMost(timeout).until(this.manager::isListening);
+		return this;
 	}
 
 	static CacheInstance start(RedisServer server, Settings properties, ClientResources resources) {

@@ -102,10 +102,12 @@ class TieredCacheOnRedisClusterTests {
 		onA.get(0L, new CountingLoader().returning(OLD));
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
 		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:items:generation");
-		long key = 1;
-		while (List.of(stream.address(), counter.address()).contains(cluster.primaryFor(onA.redisKey(key)).address())) {
-			key++;
+		long candidate = 1;
+		while (List.of(stream.address(), counter.address())
+			.contains(cluster.primaryFor(onA.redisKey(candidate)).address())) {
+			candidate++;
 		}
+		long key = candidate;
 		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(key));
 		RedisCluster.Node replica = cluster.replicaOf(primary);
 		onA.get(key, new CountingLoader().returning(OLD));
