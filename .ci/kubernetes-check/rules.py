@@ -12,6 +12,18 @@ import sys
 
 import yaml
 
+
+
+class ComposeLoader(yaml.SafeLoader):
+    """compose.yaml's own tags (`!reset`, `!override`) read as their plain values."""
+
+
+for _tag in ("!reset", "!override"):
+    ComposeLoader.add_constructor(_tag, lambda loader, node: (
+        loader.construct_sequence(node) if isinstance(node, yaml.SequenceNode)
+        else loader.construct_mapping(node) if isinstance(node, yaml.MappingNode)
+        else loader.construct_scalar(node)))
+
 # Created by hand, never committed (deploy/kubernetes/README.md).
 EXTERNAL = {("Secret", "concert-cache"), ("ConfigMap", "ticketing-app-script")}
 
@@ -85,7 +97,7 @@ def references(container, pod_spec):
 
 def concert_cache_container(where, c):
     problems = []
-    compose = yaml.safe_load(open("compose.yaml"))
+    compose = yaml.load(open("compose.yaml"), Loader=ComposeLoader)
     if c["image"] != compose["x-api-image"]["image"]:
         problems.append(f"{where}: image {c['image']} is not compose.yaml's {compose['x-api-image']['image']}")
     ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}

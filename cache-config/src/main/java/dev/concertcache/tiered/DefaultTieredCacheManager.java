@@ -13,6 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -22,7 +23,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedBulkheadMetrics;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
-import io.lettuce.core.RedisClient;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.cluster.RedisClusterClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
@@ -146,6 +148,13 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	private final Warmups warmups;
 
 	private volatile @Nullable InvalidationListener listener;
+
+	private volatile @Nullable ClusterFailovers failovers;
+
+	/** The highest cluster config epoch this instance moved its generations for (ADR 0035). */
+	private final AtomicLong failoverEpoch = new AtomicLong(-1);
+
+	private final AtomicLong failoversHandled = new AtomicLong();
 
 	private volatile @Nullable ScheduledExecutorService retries;
 
@@ -287,15 +296,16 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			return;
 		}
 		this.running = true;
-		if (this.connectionFactory instanceof LettuceConnectionFactory lettuce
-				&& lettuce.getRequiredNativeClient() instanceof RedisClient client) {
+		AbstractRedisClient client = (this.connectionFactory instanceof LettuceConnectionFactory lettuce)
+				? lettuce.getRequiredNativeClient() : null;
+		if (client != null) {
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, this.metrics,
 					this.watermark);
 			this.listener.start();
 		}
 		else {
-			logger.warn("Cross-instance invalidation needs a standalone Lettuce connection factory; other "
+			logger.warn("Cross-instance invalidation needs a Lettuce connection factory; other "
 					+ "instances' writes reach this instance's L1 only through its TTL");
 		}
 		ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor((task) -> {
@@ -306,6 +316,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		long interval = this.retryInterval.toMillis();
 		retries.scheduleWithFixedDelay(this::retryPending, interval, interval, TimeUnit.MILLISECONDS);
 		this.retries = retries;
+		if (client instanceof RedisClusterClient cluster) {
+			// Off Lettuce's event thread: moving the generations takes Redis round trips.
+			this.failovers = new ClusterFailovers(cluster, (epoch) -> retries.execute(() -> afterFailover(epoch)));
+			this.failovers.start();
+		}
 	}
 
 	@Override
@@ -314,6 +329,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		InvalidationListener listener = this.listener;
 		if (listener != null) {
 			listener.stop();
+		}
+		ClusterFailovers failovers = this.failovers;
+		if (failovers != null) {
+			failovers.stop();
 		}
 		ScheduledExecutorService retries = this.retries;
 		if (retries != null) {
@@ -399,7 +418,41 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	void flush(String reason) {
 		logger.info("Flushing L1 of every cache: " + reason);
+		this.redis.forgetRegistrations();
 		this.caches.values().forEach((cache) -> cache.core().flush());
+	}
+
+	/**
+	 * After a primary of the cluster changed (config epoch {@code epoch}): the promoted replica may lack the last
+	 * tombstones and generation moves of the old one, so no value written before is read again. Every cache moves
+	 * to a new generation (once per epoch across the fleet: the first instance moves it and announces it, the
+	 * others adopt it) and clears its L1. A cache whose move Redis does not take yet is queued as an evict-all:
+	 * until it lands, this instance reads that cache from the loader, not from Redis (ADR 0035).
+	 */
+	void afterFailover(long epoch) {
+		if (this.failoverEpoch.getAndAccumulate(epoch, Math::max) >= epoch) {
+			return;
+		}
+		logger.warn("Redis Cluster failed over (config epoch " + epoch + "): moving every cache to a new generation");
+		this.redis.forgetRegistrations();
+		for (Registered<?, ?> registered : this.caches.values()) {
+			DefaultTieredCache<?, ?> cache = registered.core();
+			try {
+				long generation = this.redis.evictAllAfterFailover(cache.name(), epoch, this.instanceId,
+						this.clock.millis());
+				cache.onInvalidation(PendingEvictions.ALL, generation);
+			}
+			catch (RuntimeException ex) {
+				this.pending.add(cache.name(), PendingEvictions.ALL);
+				cache.flush();
+			}
+		}
+		this.failoversHandled.incrementAndGet();
+	}
+
+	/** How many failovers this instance has moved its generations for; for tests. */
+	long failoversHandled() {
+		return this.failoversHandled.get();
 	}
 
 	void retryPending() {

@@ -6,13 +6,20 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisConnectionStateListener;
+import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -28,7 +35,9 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * number the stream's sequence counter gave it; a message whose number does not follow the last one means that
  * messages in between were trimmed, or that the stream (and its counter) started again (a Redis restart, FLUSHALL,
  * DEL), and the listener asks for a full L1 flush. After a disconnect it also flushes if Redis restarted
- * ({@code run_id} changed). Each read that comes back moves the {@link InvalidationWatermark}; any failure of
+ * ({@code run_id} changed). On Redis Cluster it reads over a cluster connection (the stream and its counter share
+ * one slot) and the {@code run_id} is that of the node serving the stream's slot: a failover to its replica, which
+ * may not have received the last messages, counts as a restart. Each read that comes back moves the {@link InvalidationWatermark}; any failure of
  * the loop, errors included, is logged and retried, so the thread never dies silently.
  */
 final class InvalidationListener implements Runnable {
@@ -44,7 +53,18 @@ final class InvalidationListener implements Runnable {
 
 	private static final int BATCH = 1000;
 
-	private final RedisClient client;
+	/**
+	 * The last message and the counter, read together: the next message must follow the counter's number. A script
+	 * rather than MULTI: Lettuce's cluster connection has no transactions, and both keys share one slot.
+	 */
+	private static final String LAST_MESSAGE_AND_COUNTER = """
+			local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+			local id = '0-0'
+			if last[1] then id = last[1][1] end
+			return {id, redis.call('GET', KEYS[2]) or '0'}
+			""";
+
+	private final AbstractRedisClient client;
 
 	private final String stream;
 
@@ -79,7 +99,9 @@ final class InvalidationListener implements Runnable {
 	/** Whether the last read of the stream came back and no disconnect was seen since. */
 	private volatile boolean reading;
 
-	private volatile StatefulRedisConnection<String, String> connection;
+	private volatile StatefulConnection<String, String> connection;
+
+	private volatile RedisClusterCommands<String, String> commands;
 
 	private volatile Thread thread;
 
@@ -90,7 +112,7 @@ final class InvalidationListener implements Runnable {
 
 	private String runId;
 
-	InvalidationListener(RedisClient client, String stream, Duration blockTimeout, String clientName,
+	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, TieredCacheMetrics metrics,
 			InvalidationWatermark watermark) {
 		this.client = client;
@@ -118,7 +140,7 @@ final class InvalidationListener implements Runnable {
 	synchronized void stop() {
 		this.running = false;
 		this.client.removeListener(this.disconnects);
-		StatefulRedisConnection<String, String> connection = this.connection;
+		StatefulConnection<String, String> connection = this.connection;
 		if (connection != null) {
 			connection.closeAsync();
 		}
@@ -144,7 +166,7 @@ final class InvalidationListener implements Runnable {
 		BackOffExecution backoff = null;
 		while (this.running) {
 			try {
-				RedisCommands<String, String> redis = connection().sync();
+				RedisClusterCommands<String, String> redis = connection();
 				if (this.lastId == null) {
 					this.runId = runId(redis);
 					startFromTheEnd(redis);
@@ -216,16 +238,28 @@ final class InvalidationListener implements Runnable {
 		this.lastSequence = sequence;
 	}
 
-	private StatefulRedisConnection<String, String> connection() {
-		StatefulRedisConnection<String, String> connection = this.connection;
+	private RedisClusterCommands<String, String> connection() {
+		StatefulConnection<String, String> connection = this.connection;
 		if (connection == null || !connection.isOpen()) {
-			connection = this.client.connect(StringCodec.UTF8);
+			RedisClusterCommands<String, String> commands;
+			if (this.client instanceof RedisClusterClient cluster) {
+				StatefulRedisClusterConnection<String, String> clustered = cluster.connect(StringCodec.UTF8);
+				commands = clustered.sync();
+				connection = clustered;
+			}
+			else {
+				StatefulRedisConnection<String, String> standalone = ((RedisClient) this.client)
+					.connect(StringCodec.UTF8);
+				commands = standalone.sync();
+				connection = standalone;
+				commands.clientSetname(this.clientName);
+			}
 			// The blocking read must outlast its BLOCK time, whatever the shared command timeout is.
 			connection.setTimeout(this.blockTimeout.plusSeconds(2));
-			connection.sync().clientSetname(this.clientName);
+			this.commands = commands;
 			this.connection = connection;
 		}
-		return connection;
+		return this.commands;
 	}
 
 	/**
@@ -233,7 +267,7 @@ final class InvalidationListener implements Runnable {
 	 * sequence counter tells whether messages were published since the last one read, and the stream whether the
 	 * next of them is still there (trimmed, or the stream deleted, if not).
 	 */
-	private void recover(RedisCommands<String, String> redis) {
+	private void recover(RedisClusterCommands<String, String> redis) {
 		String runId = runId(redis);
 		if (!runId.equals(this.runId)) {
 			this.runId = runId;
@@ -262,9 +296,9 @@ final class InvalidationListener implements Runnable {
 		}
 	}
 
-	/** The key of the counter that numbers the messages of {@code stream}. */
+	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
 	static String sequenceKey(String stream) {
-		return stream + ":seq";
+		return "{" + stream + "}:seq";
 	}
 
 	private void deliver(Map<String, String> body) {
@@ -280,19 +314,30 @@ final class InvalidationListener implements Runnable {
 	 * Starts after the stream's last message; the next one must follow the counter's number, read in the same
 	 * transaction.
 	 */
-	private void startFromTheEnd(RedisCommands<String, String> redis) {
-		redis.multi();
-		redis.xrevrange(this.stream, io.lettuce.core.Range.create("-", "+"), io.lettuce.core.Limit.from(1));
-		redis.get(sequenceKey(this.stream));
-		io.lettuce.core.TransactionResult result = redis.exec();
-		List<StreamMessage<String, String>> last = result.get(0);
-		String counter = result.get(1);
-		this.lastId = last.isEmpty() ? START : last.get(0).getId();
-		this.lastSequence = (counter != null) ? Long.parseLong(counter) : 0;
+	private void startFromTheEnd(RedisClusterCommands<String, String> redis) {
+		List<Object> result = redis.eval(LAST_MESSAGE_AND_COUNTER, ScriptOutputType.MULTI, this.stream,
+				sequenceKey(this.stream));
+		this.lastId = String.valueOf(result.get(0));
+		this.lastSequence = Long.parseLong(String.valueOf(result.get(1)));
 	}
 
-	private static String runId(RedisCommands<String, String> redis) {
-		for (String line : redis.info("server").split("\r?\n")) {
+	/**
+	 * The {@code run_id} of the server that holds the stream: on a cluster, of the node serving its slot now (a
+	 * replica promoted in a failover has another one, as a restarted server has).
+	 */
+	private String runId(RedisClusterCommands<String, String> redis) {
+		String info;
+		if (this.connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
+			RedisClusterNode node = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(this.stream));
+			if (node == null) {
+				throw new IllegalStateException("No node serves the slot of " + this.stream);
+			}
+			info = cluster.getConnection(node.getNodeId()).sync().info("server");
+		}
+		else {
+			info = redis.info("server");
+		}
+		for (String line : info.split("\r?\n")) {
 			if (line.startsWith("run_id:")) {
 				return line.substring("run_id:".length()).trim();
 			}

@@ -1,7 +1,12 @@
 package dev.concertcache.tiered;
 
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
@@ -16,20 +21,28 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted
  * throws {@link UnavailableException} and the caller carries on without Redis (ADR 0014).
  * <p>
- * Keys (ADR 0012): {@code <prefix>:v1:<cache>:g<generation>:<shape>:<key>} for values,
- * {@code <prefix>:v1:<cache>:lock:g<generation>:<shape>:<key>} for load locks, {@code <prefix>:v1:<cache>:generation}
- * for the generation counter, {@code <prefix>:v1:<cache>:shapes} for the value shapes in use (a sorted set scored by
- * how long a value of each may live); {@code <prefix>:invalidations} for the invalidation stream and
- * {@code <prefix>:invalidations:seq} for the number of its last message. The cache name has no {@code ':'}, so the
- * segment after it tells the kinds apart whatever the key holds.
+ * Keys (ADR 0012, ADR 0035): {@code <prefix>:v1:<cache>:g<generation>:<shape>:{<cache>:<key>}} for values,
+ * {@code <prefix>:v1:<cache>:lock:g<generation>:<shape>:{<cache>:<key>}} for load locks,
+ * {@code <prefix>:v1:<cache>:generation} for the generation counter (and
+ * {@code {<prefix>:v1:<cache>:generation}:failover} for the last failover it was moved for),
+ * {@code <prefix>:v1:<cache>:shapes} for the value shapes in use (a sorted set scored by how long a value of each
+ * may live); {@code <prefix>:invalidations} for the invalidation stream and {@code {<prefix>:invalidations}:seq}
+ * for the number of its last message. The cache name has no {@code ':'}, so the segment after it tells the kinds
+ * apart whatever the key holds.
+ * <p>
+ * Every script touches one hash slot, so the same keys work on a standalone Redis and on Redis Cluster: a value,
+ * its lock and its tombstones of every generation and shape share the hash tag {@code {<cache>:<key>}} (never
+ * empty, so keys of one cache spread over the slots); a key of a counter and the keys that must change with it
+ * take the counter's whole name as their tag. An eviction is three steps in three slots instead of one script
+ * (read the generation and the shapes, tombstone, announce); ADR 0035 says why that keeps ADR 0013's guarantees.
  */
 final class RedisTier {
 
 	/**
 	 * Returns the value if it is a fresh one, else takes the lock if free; reports what the key held (nothing, a
 	 * tombstone, or a value kept only to be served stale). Freshness is the number after ARGV[4] (the envelope's
-	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh. A caller that
-	 * is about to load registers its shape (ARGV[6]) until ARGV[7]: an eviction during its load tombstones its key.
+	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh. The caller
+	 * has registered its shape before (see {@link #registerShape}): an eviction during its load tombstones its key.
 	 */
 	private static final RedisScript<List> GET_OR_LOCK = RedisScript.of("""
 			local v = redis.call('GET', KEYS[1])
@@ -38,21 +51,16 @@ final class RedisTier {
 			  local f = tonumber(string.match(v, '^%d+', #ARGV[4] + 1))
 			  if not f or f > tonumber(ARGV[5]) then return {'hit', v} end
 			end
-			redis.call('ZADD', KEYS[3], 'GT', ARGV[7], ARGV[6])
 			local seen = v or ''
 			if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked', seen} end
 			return {'wait', seen}
 			""", List.class);
 
-	/**
-	 * Stores a loaded value only if the key still holds what the loader saw, keeping its shape (ARGV[5]) registered
-	 * until the value expires (ARGV[6]); releases the loader's lock.
-	 */
+	/** Stores a loaded value only if the key still holds what the loader saw; releases the loader's lock. */
 	private static final RedisScript<Long> STORE_IF_UNCHANGED = RedisScript.of("""
 			local stored = 0
 			if (redis.call('GET', KEYS[1]) or '') == ARGV[1] then
 			  redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-			  redis.call('ZADD', KEYS[3], 'GT', ARGV[6], ARGV[5])
 			  stored = 1
 			end
 			if ARGV[4] ~= '' and redis.call('GET', KEYS[2]) == ARGV[4] then redis.call('DEL', KEYS[2]) end
@@ -64,38 +72,31 @@ final class RedisTier {
 			return 0
 			""", Long.class);
 
+	/** Registers a shape until ARGV[1] (epoch ms), never shortening a registration (GT still adds new ones). */
+	private static final RedisScript<Long> REGISTER_SHAPE = RedisScript.of(
+			"return redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])", Long.class);
+
 	/**
-	 * Tombstones the key under the cache's current generation (started at the caller's clock if the counter is
-	 * gone) and under the caller's own if that differs, and announces it with that generation and the next
-	 * sequence number, atomically; returns the generation. The current one, not the caller's: an instance whose
-	 * counter was evicted or flushed away must not tombstone keys that the others no longer read (ADR 0013).
-	 * Every shape registered (KEYS[4]) and not yet expired at ARGV[12] is tombstoned, and the caller's own
-	 * (ARGV[11]): an instance of another version reads the same cache under its own shape's keys.
-	 * The value keys are built here from ARGV[9], so this script is for a standalone Redis (or one slot).
+	 * Drops the shapes registered until before ARGV[1] (other instances' clocks: past by a tombstone's life) and
+	 * returns the others.
 	 */
-	private static final RedisScript<Long> EVICT = RedisScript.of("""
-			local g = redis.call('GET', KEYS[1])
-			if not g then
-			  redis.call('SET', KEYS[1], ARGV[10])
-			  g = ARGV[10]
-			end
-			redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', '(' .. ARGV[12])
-			local shapes = redis.call('ZRANGE', KEYS[4], 0, -1)
-			table.insert(shapes, ARGV[11])
-			local done = {}
-			for _, s in ipairs(shapes) do
-			  if not done[s] then
-			    done[s] = true
-			    redis.call('SET', ARGV[9] .. g .. ':' .. s .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
-			    if ARGV[6] ~= g and ARGV[6] ~= '-1' then
-			      redis.call('SET', ARGV[9] .. ARGV[6] .. ':' .. s .. ':' .. ARGV[5], ARGV[1], 'PX', ARGV[2])
-			    end
-			  end
-			end
-			local seq = redis.call('INCR', KEYS[3])
-			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'cache', ARGV[4], 'key', ARGV[5], 'gen', g,
-			  'seq', seq, 'origin', ARGV[7], 'sent', ARGV[8])
-			return tonumber(g)
+	private static final RedisScript<List> SHAPES = RedisScript.of("""
+			redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[1])
+			return redis.call('ZRANGE', KEYS[1], 0, -1)
+			""", List.class);
+
+	/** Sets every key (one slot: one cache key under several generations and shapes) to the tombstone ARGV[1]. */
+	private static final RedisScript<Long> TOMBSTONE = RedisScript.of("""
+			for _, k in ipairs(KEYS) do redis.call('SET', k, ARGV[1], 'PX', ARGV[2]) end
+			return #KEYS
+			""", Long.class);
+
+	/** Numbers an invalidation message and appends it to the stream (the counter shares the stream's slot). */
+	private static final RedisScript<Long> ANNOUNCE = RedisScript.of("""
+			local seq = redis.call('INCR', KEYS[2])
+			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'cache', ARGV[2], 'key', ARGV[3], 'gen', ARGV[4],
+			  'seq', seq, 'origin', ARGV[5], 'sent', ARGV[6])
+			return seq
 			""", Long.class);
 
 	/**
@@ -107,15 +108,33 @@ final class RedisTier {
 			return tonumber(redis.call('GET', KEYS[1]))
 			""", Long.class);
 
-	/** Moves the cache to its next generation (at least the caller's clock in ms) and announces it, atomically. */
-	private static final RedisScript<Long> EVICT_ALL = RedisScript.of("""
-			local g = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, tonumber(ARGV[5]))
+	/** Moves the cache to its next generation, at least the caller's clock in ms. */
+	private static final RedisScript<Long> NEXT_GENERATION = RedisScript.of("""
+			local g = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, tonumber(ARGV[1]))
 			redis.call('SET', KEYS[1], g)
-			local seq = redis.call('INCR', KEYS[3])
-			redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*',
-			  'cache', ARGV[2], 'key', '*', 'gen', g, 'seq', seq, 'origin', ARGV[3], 'sent', ARGV[4])
 			return g
 			""", Long.class);
+
+	/**
+	 * Moves the generation as {@link #NEXT_GENERATION} does unless it was moved for this failover (ARGV[2], the
+	 * cluster's highest config epoch) or a later one already; returns the generation, negated if this call moved it.
+	 */
+	private static final RedisScript<Long> GENERATION_AFTER_FAILOVER = RedisScript.of("""
+			if tonumber(redis.call('GET', KEYS[2]) or '-1') >= tonumber(ARGV[2]) then
+			  return tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
+			end
+			redis.call('SET', KEYS[2], ARGV[2])
+			local g = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, tonumber(ARGV[1]))
+			redis.call('SET', KEYS[1], g)
+			return -g
+			""", Long.class);
+
+	/**
+	 * How much longer than asked a shape is registered: the next loads of the shape then skip the registration
+	 * (one command per shape per cache every few minutes, not one per miss). A longer registration only makes
+	 * evictions tombstone that shape's key a while longer.
+	 */
+	private static final long SHAPE_REGISTRATION_SLACK_MILLIS = TimeUnit.MINUTES.toMillis(5);
 
 	private final StringRedisTemplate redis;
 
@@ -133,11 +152,18 @@ final class RedisTier {
 
 	private final long streamMaxLength;
 
+	/** Until when (epoch ms) this instance registered each {@code <cache> <shape>}, as far as it knows. */
+	private final ConcurrentMap<String, Long> registered = new ConcurrentHashMap<>();
+
 	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
 			long streamMaxLength) {
 		this.redis = redis;
 		this.breaker = breaker;
 		this.metrics = metrics;
+		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
+			// A brace before the hash tags would make Redis Cluster hash a value and its lock apart.
+			throw new IllegalArgumentException("Key prefix '" + keyPrefix + "' must not contain '{' or '}'");
+		}
 		this.keyPrefix = keyPrefix;
 		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
 		// Not under the format version: instances of every version in a rolling deploy hear each other.
@@ -177,11 +203,24 @@ final class RedisTier {
 	}
 
 	String valueKey(String cache, long generation, String shape, String key) {
-		return this.namespace + cache + ":g" + generation + ":" + shape + ":" + key;
+		return this.namespace + cache + ":g" + generation + ":" + shape + ":" + hashTag(cache, key);
 	}
 
 	String lockKey(String cache, long generation, String shape, String key) {
-		return this.namespace + cache + ":lock:g" + generation + ":" + shape + ":" + key;
+		return this.namespace + cache + ":lock:g" + generation + ":" + shape + ":" + hashTag(cache, key);
+	}
+
+	/**
+	 * {@code {<cache>:<key>}}: Redis Cluster hashes from the first '{' to the next '}', the same characters in a
+	 * value's and its lock's key (nothing before the tag holds a brace), never an empty tag.
+	 */
+	private static String hashTag(String cache, String key) {
+		return "{" + cache + ":" + key + "}";
+	}
+
+	/** The key of the last failover (config epoch) {@code cache}'s generation was moved for; in its slot. */
+	private String failoverKey(String cache) {
+		return "{" + generationKey(cache) + "}:failover";
 	}
 
 	String shapesKey(String cache) {
@@ -211,10 +250,12 @@ final class RedisTier {
 	 */
 	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now,
 			String shape, long loadUntil) {
+		// Before the key is read: an eviction that reads the shapes after this tombstones the key this load stores.
+		registerShape(cache, shape, loadUntil);
 		List<?> result = call(cache, "lock",
-				() -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey, shapesKey(cache)), token,
+				() -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
 						String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
-						String.valueOf(now), shape, String.valueOf(loadUntil)));
+						String.valueOf(now)));
 		String outcome = String.valueOf(result.get(0));
 		String raw = (result.size() > 1 && result.get(1) != null) ? String.valueOf(result.get(1)) : "";
 		return LockAttempt.of(outcome, raw);
@@ -226,10 +267,11 @@ final class RedisTier {
 	 */
 	boolean storeIfUnchanged(String cache, String valueKey, String lockKey, String seen, String value, long ttlMillis,
 			String token, String shape, long now) {
+		// Registered until the value expires before it is stored: an eviction until then tombstones it.
+		registerShape(cache, shape, now + ttlMillis);
 		Long stored = call(cache, "put",
-				() -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey, shapesKey(cache)), seen,
-						value, String.valueOf(ttlMillis), (token != null) ? token : "", shape,
-						String.valueOf(now + ttlMillis)));
+				() -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey), seen, value,
+						String.valueOf(ttlMillis), (token != null) ? token : ""));
 		return stored != null && stored == 1;
 	}
 
@@ -238,29 +280,87 @@ final class RedisTier {
 	}
 
 	/**
+	 * Registers {@code shape} as in use by {@code cache} until at least {@code until} (epoch ms), unless this
+	 * instance registered it that long already.
+	 */
+	void registerShape(String cache, String shape, long until) {
+		String registration = cache + " " + shape;
+		Long known = this.registered.get(registration);
+		if (known != null && known >= until) {
+			return;
+		}
+		long registeredUntil = until + SHAPE_REGISTRATION_SLACK_MILLIS;
+		call(cache, "lock", () -> this.redis.execute(REGISTER_SHAPE, List.of(shapesKey(cache)),
+				String.valueOf(registeredUntil), shape));
+		this.registered.merge(registration, registeredUntil, Math::max);
+	}
+
+	/**
+	 * Forgets which shapes this instance registered: after a flush or a failover, Redis may have lost the
+	 * registrations.
+	 */
+	void forgetRegistrations() {
+		this.registered.clear();
+	}
+
+	/**
 	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's, -1 when it has
 	 * none yet) and announces it, under every shape registered and {@code shape}; returns the current generation.
+	 * <p>
+	 * Three steps in three slots: read the generation and the shapes, tombstone the key (one slot: its hash tag),
+	 * announce. A load that stores under a generation newer than the one read here started after this eviction
+	 * did (that generation did not exist before), so after the write: a tombstone under it is not needed (ADR 0035).
 	 */
 	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, String origin,
 			long now) {
-		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
-		long expiredBefore = now - tombstoneMillis;
 		Long current = callPastTheBreaker(cache, "evict",
-				() -> this.redis.execute(EVICT,
-						List.of(generationKey(cache), this.stream, this.streamSequence, shapesKey(cache)),
-						JsonValueCodec.newTombstone(), String.valueOf(tombstoneMillis),
-						String.valueOf(this.streamMaxLength), cache, key, String.valueOf(generation), origin,
-						String.valueOf(now), this.namespace + cache + ":g", String.valueOf(now), shape,
-						String.valueOf(expiredBefore)));
+				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
+		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
+		List<?> registeredShapes = callPastTheBreaker(cache, "evict",
+				() -> this.redis.execute(SHAPES, List.of(shapesKey(cache)), String.valueOf(now - tombstoneMillis)));
+		Set<String> shapes = new LinkedHashSet<>();
+		registeredShapes.forEach((each) -> shapes.add(String.valueOf(each)));
+		shapes.add(shape);
+		List<String> keys = new ArrayList<>();
+		for (String each : shapes) {
+			keys.add(valueKey(cache, current, each, key));
+			if (generation != current && generation != -1) {
+				keys.add(valueKey(cache, generation, each, key));
+			}
+		}
+		callPastTheBreaker(cache, "evict", () -> this.redis.execute(TOMBSTONE, keys, JsonValueCodec.newTombstone(),
+				String.valueOf(tombstoneMillis)));
+		announce(cache, key, current, origin, now);
 		return current;
 	}
 
 	long evictAll(String cache, String origin, long sentAt) {
 		Long generation = callPastTheBreaker(cache, "evict",
-				() -> this.redis.execute(EVICT_ALL, List.of(generationKey(cache), this.stream, this.streamSequence),
-						String.valueOf(this.streamMaxLength), cache, origin, String.valueOf(sentAt),
-						String.valueOf(sentAt)));
+				() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
+		announce(cache, PendingEvictions.ALL, generation, origin, sentAt);
 		return generation;
+	}
+
+	/**
+	 * Moves {@code cache} to a new generation after the cluster failed over to config epoch {@code epoch}, once
+	 * per epoch whichever instance asks first; announces it if this call moved it. Returns the generation.
+	 */
+	long evictAllAfterFailover(String cache, long epoch, String origin, long now) {
+		Long result = callPastTheBreaker(cache, "evict",
+				() -> this.redis.execute(GENERATION_AFTER_FAILOVER, List.of(generationKey(cache), failoverKey(cache)),
+						String.valueOf(now), String.valueOf(epoch)));
+		if (result < 0) {
+			announce(cache, PendingEvictions.ALL, -result, origin, now);
+			return -result;
+		}
+		return result;
+	}
+
+	private void announce(String cache, String key, long generation, String origin, long sentAt) {
+		callPastTheBreaker(cache, "evict",
+				() -> this.redis.execute(ANNOUNCE, List.of(this.stream, this.streamSequence),
+						String.valueOf(this.streamMaxLength), cache, key, String.valueOf(generation), origin,
+						String.valueOf(sentAt)));
 	}
 
 	private <T> T call(String cache, String operation, Supplier<T> command) {

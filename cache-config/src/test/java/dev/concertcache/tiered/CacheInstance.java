@@ -1,23 +1,29 @@
 package dev.concertcache.tiered;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.ReadFrom;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
+import dev.concertcache.testsupport.RedisCluster;
 import dev.concertcache.testsupport.RedisServer;
 
 import static org.awaitility.Awaitility.await;
@@ -48,8 +54,13 @@ final class CacheInstance implements AutoCloseable {
 
 	private CacheInstance(RedisServer server, Settings properties, ClientResources resources,
 			boolean awaitListener) {
+		this(connect(server, resources), properties, resources, awaitListener);
+	}
+
+	private CacheInstance(LettuceConnectionFactory factory, Settings properties, ClientResources resources,
+			boolean awaitListener) {
 		this.resources = resources;
-		this.factory = connect(server, resources);
+		this.factory = factory;
 		this.redis = new StringRedisTemplate(this.factory);
 		DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(this.factory);
 		properties.customizer.accept(builder);
@@ -71,6 +82,40 @@ final class CacheInstance implements AutoCloseable {
 	/** Starts without waiting for the invalidation listener to connect: Redis may be down. */
 	static CacheInstance startWithoutWaiting(RedisServer server, Settings properties) {
 		return new CacheInstance(server, properties, DefaultClientResources.create(), false);
+	}
+
+	/**
+	 * An instance on Redis Cluster, its client set as the auto-configuration sets it (reads from primaries,
+	 * periodic and adaptive topology refresh), with short refresh intervals so that a test sees a failover soon.
+	 */
+	static CacheInstance start(RedisCluster cluster, Settings properties) {
+		ClientResources resources = DefaultClientResources.create();
+		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
+			// Topology refreshes connect with this timeout too: 6 nodes and 2 JVMs share 2 cores in CI.
+			.commandTimeout(Duration.ofSeconds(2))
+			.clientResources(resources)
+			.readFrom(ReadFrom.UPSTREAM)
+			.clientOptions(ClusterClientOptions.builder()
+				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+				.timeoutOptions(TimeoutOptions.enabled())
+				.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+					.enablePeriodicRefresh(Duration.ofSeconds(1))
+					.enableAllAdaptiveRefreshTriggers()
+					.adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
+					.closeStaleConnections(true)
+					.build())
+				.build())
+			.build();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisClusterConfiguration(List.of(cluster.nodesProperty().split(","))), client);
+		factory.afterPropertiesSet();
+		factory.start();
+		return new CacheInstance(factory, properties, resources, false).awaitListening(Duration.ofSeconds(20));
+	}
+
+	private CacheInstance awaitListening(Duration timeout) {
+		await().atMost(timeout).until(this.manager::isListening);
+		return this;
 	}
 
 	static CacheInstance start(RedisServer server, Settings properties, ClientResources resources) {

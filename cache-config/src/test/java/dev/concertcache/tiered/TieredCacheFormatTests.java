@@ -42,7 +42,7 @@ class TieredCacheFormatTests {
 		String key = pages.redisKey(new PageKey(40, 20));
 		String shape = ValueShape.fingerprint(JsonValueCodec.defaultMapper(), Page.class);
 		assertThat(key).isEqualTo(properties.getKeyPrefix() + ":v1:pages:g" + key.split(":g")[1].split(":")[0] + ":"
-				+ shape + ":40,20");
+				+ shape + ":{pages:40,20}");
 		String stored = instance.redis.opsForValue().get(key);
 		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"" + shape + "\",\"d\":\\{.*");
 		// The fresh-until time (ADR 0031) leads, so that the lock script can compare it without parsing JSON.

@@ -58,7 +58,7 @@ class TieredCacheMemoryPressureTests {
 		assertThat(this.instance.redis.hasKey(namespace + "generation")).as("generation counter").isTrue();
 		assertThat(this.instance.redis.hasKey(namespace + "shapes")).as("shapes in use").isTrue();
 		assertThat(this.instance.redis.hasKey(properties.getKeyPrefix() + ":invalidations")).as("stream").isTrue();
-		assertThat(this.instance.redis.hasKey(properties.getKeyPrefix() + ":invalidations:seq")).as("stream number")
+		assertThat(this.instance.redis.hasKey("{" + properties.getKeyPrefix() + ":invalidations}:seq")).as("stream number")
 			.isTrue();
 		// What makes that so rather than luck: the policy evicts only keys with a TTL, and the only keys without
 		// one are those above (a value without a TTL would fill memory for good).
@@ -66,12 +66,13 @@ class TieredCacheMemoryPressureTests {
 			.serverCommands()
 			.getConfig("maxmemory-policy"));
 		assertThat(policy.getProperty("maxmemory-policy")).startsWith("volatile-");
-		Set<String> withoutTtl = this.instance.redis.keys(properties.getKeyPrefix() + ":*")
-			.stream()
+		Set<String> keys = new java.util.HashSet<>(this.instance.redis.keys(properties.getKeyPrefix() + ":*"));
+		keys.addAll(this.instance.redis.keys("{" + properties.getKeyPrefix() + ":*"));
+		Set<String> withoutTtl = keys.stream()
 			.filter((key) -> this.instance.redis.getExpire(key) == -1)
 			.collect(Collectors.toSet());
 		assertThat(withoutTtl).containsExactlyInAnyOrder(namespace + "generation", namespace + "shapes",
-				properties.getKeyPrefix() + ":invalidations", properties.getKeyPrefix() + ":invalidations:seq");
+				properties.getKeyPrefix() + ":invalidations", "{" + properties.getKeyPrefix() + ":invalidations}:seq");
 	}
 
 }

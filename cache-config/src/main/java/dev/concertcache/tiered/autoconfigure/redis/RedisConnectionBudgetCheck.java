@@ -12,6 +12,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
+import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.ClassUtils;
@@ -23,6 +24,10 @@ import org.springframework.util.ClassUtils;
  * of {@code tiered-cache.redis.dedicated-connections}, and an enabled pool. It asks {@code CONFIG GET
  * maxclients}, then {@code INFO clients} (which also reports {@code maxclients}), over the shared connection, so it
  * opens no connection of its own; a server that refuses both is skipped with a debug message.
+ * <p>
+ * On Redis Cluster the budget is per node: each instance opens its shared, reactive, dedicated and pooled
+ * connections to every node it sends commands to, at most one of each per node, so every node must take the whole
+ * budget; the check reads each node's {@code maxclients} and compares with the smallest.
  * <p>
  * Redis being unreachable does not stop the application (the cache degrades to the database), but rejected
  * credentials do: they are a configuration error that no retry will fix. As a side effect the check opens the
@@ -50,6 +55,9 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 
 	private @Nullable RedisConnectionBudget budget;
 
+	/** Whether the server is a cluster, each of whose nodes takes the whole budget. */
+	private boolean perNode;
+
 	public RedisConnectionBudgetCheck(ListableBeanFactory beanFactory, TieredCacheRedisProperties properties,
 			DataRedisProperties dataRedisProperties) {
 		this.beanFactory = beanFactory;
@@ -76,6 +84,7 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 		for (int attempt = 1; server == null; attempt++) {
 			try (RedisConnection connection = factory.getConnection()) {
 				server = ServerClients.read(connection);
+				this.perNode = connection instanceof RedisClusterConnection;
 			}
 			catch (RuntimeException ex) {
 				if (attempt < ATTEMPTS && isTimeout(ex)) {
@@ -113,7 +122,8 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 		long maxClients = server.maxClients();
 		double shareFraction = this.properties.getStartupCheck().getMaxClientsShare();
 		long share = (long) Math.floor(maxClients * shareFraction);
-		String limit = share + " (" + Math.round(shareFraction * 100) + "% of maxclients " + maxClients + ")";
+		String limit = share + " (" + Math.round(shareFraction * 100) + "% of maxclients " + maxClients
+				+ (this.perNode ? " of the tightest node, per node" : "") + ")";
 		if (!budget.bounded()) {
 			logger.warn("Redis connection budget is unbounded: spring.data.redis.lettuce.pool.max-active is negative"
 					+ ", so instances can open any number of connections against a share of " + limit

@@ -93,9 +93,9 @@ public class TieredCacheLettuceClientOptionsCustomizer implements LettuceClientO
 			.adaptiveRefreshTriggersTimeout(properties.getAdaptiveRefreshTimeout())
 			.refreshTriggersReconnectAttempts(properties.getRefreshTriggersReconnectAttempts())
 			.closeStaleConnections(true);
-		if (bootRefresh.getPeriod() != null) {
-			refresh.enablePeriodicRefresh(bootRefresh.getPeriod());
-		}
+		// Periodic as well as adaptive: the failover rule (ADR 0035) needs every instance to see a new primary.
+		refresh.enablePeriodicRefresh(
+				(bootRefresh.getPeriod() != null) ? bootRefresh.getPeriod() : properties.getRefreshPeriod());
 		return refresh.build();
 	}
 

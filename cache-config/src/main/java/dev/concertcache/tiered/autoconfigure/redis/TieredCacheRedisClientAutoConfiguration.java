@@ -1,5 +1,6 @@
 package dev.concertcache.tiered.autoconfigure.redis;
 
+import io.lettuce.core.ReadFrom;
 import io.lettuce.core.RedisClient;
 
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -26,6 +27,8 @@ import org.springframework.util.StringUtils;
  * keepalive, auto-reconnect, command timeouts, cluster topology refresh;</li>
  * <li>a client name (shown by {@code CLIENT LIST}) from {@code spring.application.name} unless
  * {@code spring.data.redis.client-name} is set;</li>
+ * <li>reads from primaries only ({@link ReadFrom#UPSTREAM}): a replica may return a value its primary has
+ * already tombstoned (ADR 0035);</li>
  * <li>{@link RedisConnectionBudgetCheck}, off with {@code tiered-cache.redis.startup-check.enabled=false}.</li>
  * </ul>
  * Command timeout, connect timeout, client name and pool are Boot's {@code spring.data.redis.*} properties.
@@ -53,6 +56,13 @@ public final class TieredCacheRedisClientAutoConfiguration {
 				builder.clientName(applicationName);
 			}
 		};
+	}
+
+	@Bean
+	@ConditionalOnMissingBean(name = "tieredCacheLettuceReadFromCustomizer")
+	LettuceClientConfigurationBuilderCustomizer tieredCacheLettuceReadFromCustomizer() {
+		// Replication is asynchronous: a replica can still hold a value whose tombstone its primary has taken.
+		return (builder) -> builder.readFrom(ReadFrom.UPSTREAM);
 	}
 
 	@Bean

@@ -200,8 +200,15 @@ public class TieredCacheRedisProperties {
 	 */
 	public static class Cluster {
 
-		/** Default of {@link #getAdaptiveRefreshTimeout()}. */
-		public static final Duration DEFAULT_ADAPTIVE_REFRESH_TIMEOUT = Duration.ofSeconds(30);
+		/**
+		 * Default of {@link #getAdaptiveRefreshTimeout()}: the first refresh after a primary dies comes before its
+		 * replica is promoted (Redis waits cluster-node-timeout); the next one, this much later, finds the new
+		 * primary (ADR 0035).
+		 */
+		public static final Duration DEFAULT_ADAPTIVE_REFRESH_TIMEOUT = Duration.ofSeconds(2);
+
+		/** Default of {@link #getRefreshPeriod()}. */
+		public static final Duration DEFAULT_REFRESH_PERIOD = Duration.ofSeconds(10);
 
 		/**
 		 * Minimum time between two topology refreshes triggered by MOVED/ASK redirects, reconnects or unknown nodes.
@@ -209,6 +216,12 @@ public class TieredCacheRedisProperties {
 		 * resharding.
 		 */
 		private Duration adaptiveRefreshTimeout = DEFAULT_ADAPTIVE_REFRESH_TIMEOUT;
+
+		/**
+		 * Interval of the periodic topology refresh when spring.data.redis.lettuce.cluster.refresh.period is not
+		 * set: the bound on noticing a failover that no command of this instance ran into.
+		 */
+		private Duration refreshPeriod = DEFAULT_REFRESH_PERIOD;
 
 		/**
 		 * Number of failed reconnect attempts after which a topology refresh is triggered.
@@ -226,6 +239,14 @@ public class TieredCacheRedisProperties {
 
 		public void setAdaptiveRefreshTimeout(Duration adaptiveRefreshTimeout) {
 			this.adaptiveRefreshTimeout = adaptiveRefreshTimeout;
+		}
+
+		public Duration getRefreshPeriod() {
+			return this.refreshPeriod;
+		}
+
+		public void setRefreshPeriod(Duration refreshPeriod) {
+			this.refreshPeriod = refreshPeriod;
 		}
 
 		public int getRefreshTriggersReconnectAttempts() {

@@ -114,7 +114,7 @@ class TieredCacheRedisClientAutoConfigurationTests {
 				assertThat(cluster.getDisconnectedBehavior()).isEqualTo(DisconnectedBehavior.REJECT_COMMANDS);
 				ClusterTopologyRefreshOptions refresh = cluster.getTopologyRefreshOptions();
 				assertThat(refresh.getAdaptiveRefreshTriggers()).isEqualTo(EnumSet.allOf(RefreshTrigger.class));
-				assertThat(refresh.getAdaptiveRefreshTimeout()).isEqualTo(Duration.ofSeconds(30));
+				assertThat(refresh.getAdaptiveRefreshTimeout()).isEqualTo(Duration.ofSeconds(2));
 				assertThat(refresh.isPeriodicRefreshEnabled()).isTrue();
 				assertThat(refresh.getRefreshPeriod()).isEqualTo(Duration.ofSeconds(15));
 				assertThat(refresh.useDynamicRefreshSources()).isFalse();
@@ -204,6 +204,18 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	private static LettuceClientConfiguration clientConfiguration(AssertableApplicationContext context) {
 		assertThat(context).hasNotFailed();
 		return context.getBean(LettuceConnectionFactory.class).getClientConfiguration();
+	}
+
+	@Test
+	void clusterRefreshesPeriodicallyWithoutBootsPeriodAndReadsFromPrimariesOnly() {
+		this.contextRunner.withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:7000").run((context) -> {
+			assertThat(clientConfiguration(context).getReadFrom()).contains(io.lettuce.core.ReadFrom.UPSTREAM);
+			ClusterTopologyRefreshOptions refresh = ((ClusterClientOptions) clientConfiguration(context)
+				.getClientOptions()
+				.orElseThrow()).getTopologyRefreshOptions();
+			assertThat(refresh.isPeriodicRefreshEnabled()).isTrue();
+			assertThat(refresh.getRefreshPeriod()).isEqualTo(Duration.ofSeconds(10));
+		});
 	}
 
 	private static ContextConsumer<AssertableApplicationContext> withClientOptions(

@@ -1,0 +1,101 @@
+package dev.concertcache.tiered;
+
+import java.util.List;
+import java.util.function.LongConsumer;
+
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
+import io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import reactor.core.Disposable;
+
+/**
+ * Watches the topology of a Redis Cluster, as Lettuce refreshes it (periodic and adaptive refresh, ADR 0035), and
+ * reports every change of the primary serving any slot with the cluster's highest config epoch after it.
+ * <p>
+ * Replication is asynchronous: the replica promoted when a primary dies may lack the primary's last writes,
+ * tombstones and generation moves included. Every cache uses every slot (values are spread by their hash tags), so
+ * any slot's new primary counts. A node restarted without a failover comes back empty, which loses no
+ * invalidation (the values it held are gone too) and is not reported.
+ */
+final class ClusterFailovers {
+
+	private static final Log logger = LogFactory.getLog(ClusterFailovers.class);
+
+	private final RedisClusterClient client;
+
+	private final LongConsumer failover;
+
+	private volatile Disposable subscription;
+
+	/**
+	 * @param failover called with the highest config epoch of the new topology, on Lettuce's event thread: it
+	 * must not block
+	 */
+	ClusterFailovers(RedisClusterClient client, LongConsumer failover) {
+		this.client = client;
+		this.failover = failover;
+	}
+
+	void start() {
+		this.subscription = this.client.getResources()
+			.eventBus()
+			.get()
+			.filter(ClusterTopologyChangedEvent.class::isInstance)
+			.cast(ClusterTopologyChangedEvent.class)
+			.subscribe(this::onTopologyChange);
+	}
+
+	void stop() {
+		Disposable subscription = this.subscription;
+		if (subscription != null) {
+			subscription.dispose();
+		}
+	}
+
+	void onTopologyChange(ClusterTopologyChangedEvent event) {
+		boolean changed = primariesChanged(event.before(), event.after());
+		if (logger.isDebugEnabled()) {
+			logger.debug("Cluster topology changed; primaries " + (changed ? "changed" : "unchanged"));
+		}
+		if (changed) {
+			this.failover.accept(highestConfigEpoch(event.after()));
+		}
+	}
+
+	/** Whether a slot that had a primary before has another one (or none) after; the first topology is not. */
+	static boolean primariesChanged(List<RedisClusterNode> before, List<RedisClusterNode> after) {
+		String[] previous = primaries(before);
+		String[] current = primaries(after);
+		for (int slot = 0; slot < SlotHash.SLOT_COUNT; slot++) {
+			if (previous[slot] != null && !previous[slot].equals(current[slot])) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * The node that owns each slot, failed or not: a primary seen failed in one refresh still owns its slots
+	 * until the next one shows them on its promoted replica.
+	 */
+	private static String[] primaries(List<RedisClusterNode> nodes) {
+		String[] primaries = new String[SlotHash.SLOT_COUNT];
+		for (RedisClusterNode node : nodes) {
+			if (node.is(NodeFlag.UPSTREAM) || node.is(NodeFlag.MASTER)) {
+				for (int slot : node.getSlots()) {
+					primaries[slot] = node.getNodeId();
+				}
+			}
+		}
+		return primaries;
+	}
+
+	static long highestConfigEpoch(List<RedisClusterNode> nodes) {
+		return nodes.stream().mapToLong(RedisClusterNode::getConfigEpoch).max().orElse(0);
+	}
+
+}

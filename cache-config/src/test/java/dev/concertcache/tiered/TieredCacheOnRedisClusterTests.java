@@ -1,0 +1,198 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisCluster;
+import dev.concertcache.tiered.TieredCache.Source;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The cache on a real Redis Cluster (3 primaries, 3 replicas), configured by its node list alone: the two-tier read
+ * path, eviction and invalidation across instances, a primary killed mid-test with an invalidation its replica
+ * never received, and the node holding the invalidation stream restarted (ADR 0035). One cluster for the class:
+ * starting one takes seconds.
+ */
+class TieredCacheOnRedisClusterTests {
+
+	private static final Item OLD = new Item(1, "old");
+
+	private static final Item NEW = new Item(1, "new");
+
+	private static RedisCluster cluster;
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	@BeforeAll
+	static void startCluster() {
+		cluster = new RedisCluster().start();
+	}
+
+	@AfterAll
+	static void stopCluster() {
+		cluster.close();
+	}
+
+	@AfterEach
+	void close() throws Exception {
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void aKeyIsLoadedOnceThenServedFromL1HereAndFromRedisOnAnotherInstance() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheUnderTest<Long, Item> onA = instance(properties).cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = instance(properties).cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+
+		assertThat(onA.lookup(1L, loader.returning(OLD)).source()).isEqualTo(Source.LOADER);
+		assertThat(onA.lookup(1L, loader.returning(OLD)).source()).isEqualTo(Source.L1);
+		assertThat(onB.lookup(1L, loader.returning(OLD))).satisfies((lookup) -> {
+			assertThat(lookup.value()).contains(OLD);
+			assertThat(lookup.source()).isEqualTo(Source.L2);
+		});
+		assertThat(loader.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void anEvictionOnOneInstanceReachesTheOthersL1AndAnEvictAllMovesEveryInstanceToTheNextGeneration() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> itemsOnB = b.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pagesOnB = b.cache("pages", Long.class, Item.class);
+		for (long key = 1; key <= 20; key++) {
+			itemsOnB.get(key, new CountingLoader().returning(OLD));
+			pagesOnB.get(key, new CountingLoader().returning(OLD));
+		}
+
+		a.cache("items", Long.class, Item.class).evict(7L);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !itemsOnB.isInL1(7L));
+		assertThat(itemsOnB.isInL1(8L)).isTrue();
+		assertThat(itemsOnB.get(7L, new CountingLoader().returning(NEW))).contains(NEW);
+
+		String before = pagesOnB.redisKey(3L);
+		a.cache("pages", Long.class, Item.class).evictAll();
+		await().atMost(Duration.ofSeconds(5)).until(() -> !pagesOnB.isInL1(3L));
+		assertThat(pagesOnB.redisKey(3L)).isNotEqualTo(before);
+		CountingLoader loader = new CountingLoader();
+		assertThat(pagesOnB.get(3L, loader.returning(NEW))).contains(NEW);
+		assertThat(loader.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void aTombstoneLostWithAKilledPrimaryDoesNotBringTheOldValueBackAndAfterItsRestartReadsGoOn() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		// A key on a primary that holds neither the stream nor the generation counter: only its tombstone is lost.
+		onA.get(0L, new CountingLoader().returning(OLD));
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:items:generation");
+		long candidate = 1;
+		while (List.of(stream.address(), counter.address())
+			.contains(cluster.primaryFor(onA.redisKey(candidate)).address())) {
+			candidate++;
+		}
+		long key = candidate;
+		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(key));
+		RedisCluster.Node replica = cluster.replicaOf(primary);
+		onA.get(key, new CountingLoader().returning(OLD));
+		assertThat(onB.lookup(key, new CountingLoader().returning(OLD)).source()).isEqualTo(Source.L2);
+		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
+		// The replica stops receiving: it cannot authenticate when it reconnects.
+		replica.command("CONFIG", "SET", "masterauth", "cut-off");
+		primary.command("CLIENT", "KILL", "TYPE", "replica");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
+
+		onA.evict(key);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(key));
+		assertThat(onA.get(key, new CountingLoader().returning(NEW))).contains(NEW);
+		assertThat(onB.get(key, new CountingLoader().returning(NEW))).contains(NEW);
+		long handledOnA = a.manager.failoversHandled();
+		long handledOnB = b.manager.failoversHandled();
+		long generation = Long.parseLong(a.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:items:generation"));
+		String oldKey = onA.redisKey(key);
+		long killedAt = System.nanoTime();
+		cluster.killPrimary(primary);
+		long promotedAfter = (System.nanoTime() - killedAt) / 1_000_000;
+		// The promoted replica holds the old value without its tombstone, as asynchronous replication allows.
+		assertThat(replica.command("GET", oldKey)).contains("old");
+
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+		long handledAfter = (System.nanoTime() - killedAt) / 1_000_000;
+		System.out.println("Failover: replica promoted " + promotedAfter + " ms after the kill, generations moved "
+				+ handledAfter + " ms after it");
+		// Past the L1 time to live: the reads go to Redis, which serves the old value under the old generation.
+		a.ticker.advance(Duration.ofMinutes(1));
+		b.ticker.advance(Duration.ofMinutes(1));
+		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+			assertThat(cache.get(key, new CountingLoader().returning(NEW))).contains(NEW);
+		}
+		assertThat(Long.parseLong(a.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:items:generation")))
+			.isGreaterThan(generation);
+
+		cluster.restart(primary);
+		assertThat(primary.isPrimary()).isFalse();
+		Item newer = new Item(1, "newer");
+		onA.evict(key);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(key));
+		assertThat(onB.get(key, new CountingLoader().returning(newer))).contains(newer);
+		assertThat(onA.get(key, new CountingLoader().returning(newer))).contains(newer);
+	}
+
+	@Test
+	void afterTheNodeOfTheInvalidationStreamRestartsInvalidationsReachTheOtherInstanceAgain() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		onB.get(1L, new CountingLoader().returning(OLD));
+
+		cluster.restart(cluster.primaryFor(properties.getKeyPrefix() + ":invalidations"));
+		await().atMost(Duration.ofSeconds(20)).until(b.manager::isListening);
+		onB.get(1L, new CountingLoader().returning(OLD));
+		assertThat(onB.isInL1(1L)).isTrue();
+
+		a.cache("items", Long.class, Item.class).evict(1L);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
+		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+	}
+
+	private CacheInstance instance(CacheInstance.Settings properties) {
+		CacheInstance instance = CacheInstance.start(cluster, properties);
+		this.closeables.add(instance);
+		return instance;
+	}
+
+	/** Whether the replica has applied everything its primary wrote so far. */
+	private static boolean replicated(RedisCluster.Node primary, RedisCluster.Node replica) {
+		long written = offset(primary.command("INFO", "replication"), "master_repl_offset");
+		return offset(replica.command("INFO", "replication"), "slave_repl_offset") >= written;
+	}
+
+	private static long offset(String info, String name) {
+		Properties properties = new Properties();
+		info.lines().filter((line) -> line.contains(":")).forEach((line) -> {
+			int colon = line.indexOf(':');
+			properties.setProperty(line.substring(0, colon), line.substring(colon + 1).trim());
+		});
+		return Long.parseLong(properties.getProperty(name, "-1"));
+	}
+
+}
