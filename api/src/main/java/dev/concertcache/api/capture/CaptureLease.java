@@ -46,8 +46,10 @@ class CaptureLease {
 
 	CaptureLease(StringRedisTemplate redis, String keyPrefix, Duration ttl) {
 		this.redis = redis;
-		this.leaderKey = keyPrefix + ":capture:leader";
-		this.positionKey = keyPrefix + ":capture:position";
+		// One hash tag: the position is stored only by the lease's holder, in one script, which a Redis Cluster
+		// runs only on keys of one slot (ADR 0035).
+		this.leaderKey = "{" + keyPrefix + ":capture}:leader";
+		this.positionKey = "{" + keyPrefix + ":capture}:position";
 		this.ttl = ttl;
 	}
 

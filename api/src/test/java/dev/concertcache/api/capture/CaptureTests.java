@@ -232,7 +232,7 @@ class CaptureTests extends ApiHttpTestSupport {
 		sql("UPDATE concert SET title = 'Metered' WHERE id = 3");
 		awaitCaughtUp();
 		this.capture.stop();
-		this.redis.delete("concert-cache:capture:position");
+		this.redis.delete("{concert-cache:capture}:position");
 		this.capture.start();
 		await().atMost(PROMPTLY).until(() -> positionLost("no-position") > 0);
 		// The names ops/grafana/dashboards/cache.json and the built-in dashboard (dashboard.js) query.
@@ -249,7 +249,7 @@ class CaptureTests extends ApiHttpTestSupport {
 	private void awaitCaughtUp() {
 		String gtid = this.jdbc.sql("SELECT @@gtid_binlog_pos").query(String.class).single();
 		await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
-			String position = this.redis.opsForValue().get("concert-cache:capture:position");
+			String position = this.redis.opsForValue().get("{concert-cache:capture}:position");
 			return position != null && position.endsWith(";gtid;" + gtid);
 		});
 	}
