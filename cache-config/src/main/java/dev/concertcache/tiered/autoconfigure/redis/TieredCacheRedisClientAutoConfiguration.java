@@ -27,8 +27,9 @@ import org.springframework.util.StringUtils;
  * keepalive, auto-reconnect, command timeouts, cluster topology refresh;</li>
  * <li>a client name (shown by {@code CLIENT LIST}) from {@code spring.application.name} unless
  * {@code spring.data.redis.client-name} is set;</li>
- * <li>reads from primaries only ({@link ReadFrom#UPSTREAM}): a replica may return a value its primary has
- * already tombstoned (ADR 0035);</li>
+ * <li>on a cluster, reads from primaries only ({@link ReadFrom#UPSTREAM}): a replica may return a value its
+ * primary has already tombstoned (ADR 0035); not on a standalone server, where a read-from setting would turn
+ * the connection into a master/replica one with topology discovery and connections of its own;</li>
  * <li>{@link RedisConnectionBudgetCheck}, off with {@code tiered-cache.redis.startup-check.enabled=false}.</li>
  * </ul>
  * Command timeout, connect timeout, client name and pool are Boot's {@code spring.data.redis.*} properties.
@@ -60,6 +61,7 @@ public final class TieredCacheRedisClientAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean(name = "tieredCacheLettuceReadFromCustomizer")
+	@ConditionalOnProperty(name = "spring.data.redis.cluster.nodes")
 	LettuceClientConfigurationBuilderCustomizer tieredCacheLettuceReadFromCustomizer() {
 		// Replication is asynchronous: a replica can still hold a value whose tombstone its primary has taken.
 		return (builder) -> builder.readFrom(ReadFrom.UPSTREAM);

@@ -207,6 +207,11 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	}
 
 	@Test
+	void aStandaloneServerKeepsAPlainConnectionWithoutAReadFromSetting() {
+		this.contextRunner.run((context) -> assertThat(clientConfiguration(context).getReadFrom()).isEmpty());
+	}
+
+	@Test
 	void clusterRefreshesPeriodicallyWithoutBootsPeriodAndReadsFromPrimariesOnly() {
 		this.contextRunner.withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:7000").run((context) -> {
 			assertThat(clientConfiguration(context).getReadFrom()).contains(io.lettuce.core.ReadFrom.UPSTREAM);
