@@ -19,11 +19,6 @@ class HttpContractTests extends ApiTestSupport {
 	}
 
 	@Test
-	void theCeilingEndpointExistsOnlyUnderItsProfile() {
-		assertThat(get("/api/ceiling/concerts").status()).isEqualTo(404);
-	}
-
-	@Test
 	void unsupportedMethodIsA405Problem() {
 		Response response = write("PATCH", "/api/concerts/1", "{}");
 		assertThat(response.status()).isEqualTo(405);
