@@ -66,7 +66,7 @@ Usage: loadtests/run.sh [options]
   -h, --help
 
 Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
-for the API), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
+for the API), FLOOR_JAR, FLOOR_JAVA_OPTS (the same for the floor), FLOOR_DURATION (30s), FLOOR_WARMUP (10s), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
 Prometheus remote-write URL, for the Grafana dashboards in ops/).
 
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
@@ -302,7 +302,8 @@ start_floor() {
     python3 "$ROOT/loadtests/selftest/standin.py" --port "$FLOOR_PORT" --management-port "$(free_port)" \
       --concerts "$CONCERTS" --profile none >"$log" 2>&1 &
   else
-    "$JAVA" -jar "$FLOOR_JAR" --server.address=127.0.0.1 "--server.port=$FLOOR_PORT" "--floor.concerts=$CONCERTS" \
+    # shellcheck disable=SC2086 # FLOOR_JAVA_OPTS is a list of JVM flags (e.g. the same GC log as the API's)
+    "$JAVA" ${FLOOR_JAVA_OPTS:-} -jar "$FLOOR_JAR" --server.address=127.0.0.1 "--server.port=$FLOOR_PORT" "--floor.concerts=$CONCERTS" \
       "--concert-cache.cursor-secret=$CURSOR_SECRET" >"$log" 2>&1 &
   fi
   pid=$!
