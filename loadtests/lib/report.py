@@ -146,6 +146,7 @@ def table(run):
     lines.append(
         f"{run.scenario} | profile {run.profile} | {run.meta.get('concerts', '?')} concerts | "
         f"k6 exit {k6_exit}: {verdict}"
+        + (f" | load average {run.meta['load_average']}" if run.meta.get("load_average") else "")
     )
     if run.meta.get("slo") and run.meta["slo"] != "fixed":
         lines.append(f"  SLO: {run.meta['slo']}")
