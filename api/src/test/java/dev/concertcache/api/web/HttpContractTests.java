@@ -48,4 +48,12 @@ class HttpContractTests extends ApiTestSupport {
 		assertThat(get("/actuator/health").status()).isEqualTo(404);
 	}
 
+	@Test
+	void requestsAreTimedWithoutALongTaskTimerPerRequest() {
+		get("/api/concerts/1");
+		String metrics = management("/actuator/prometheus").body();
+		assertThat(metrics).contains("http_server_requests_seconds_bucket");
+		assertThat(metrics).doesNotContain("http_server_requests_active");
+	}
+
 }
