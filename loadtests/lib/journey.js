@@ -11,9 +11,7 @@ import { SMOKE } from './options.js';
 import { seededRandom, ZipfSampler } from './random.js';
 
 export const BASE_URL = (__ENV.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
-// Where the concert resources live: loadtests/run.sh --ceiling points the same journey at bare endpoints
-// (/api/ceiling/concerts, the API's ceiling profile) to measure what the stack costs without the cache.
-const concertsPath = __ENV.CONCERTS_PATH || '/api/concerts';
+const concertsPath = '/api/concerts';
 export const CONCERTS = positiveInt('CONCERTS', 5000);
 export const PAGE_SIZE = positiveInt('PAGE_SIZE', 20);
 const ZIPF_EXPONENT = Number(__ENV.ZIPF_EXPONENT || 1.05);

@@ -9,8 +9,10 @@
 
     report.py table RUN_DIR
     report.py compare RUN_DIR [RUN_DIR ...]     (the first run is the baseline of the ratios)
-    report.py ceiling BARE CACHED BARE [CACHED BARE ...]
-                                                (each cached run against the mean of the bare runs beside it)
+    report.py ceiling FLOOR CACHED FLOOR [CACHED FLOOR ...]
+                                                (each cached run against the mean of the floor runs beside it)
+    report.py limits FLOOR_RUN RATIO [SCALE]    "p95 p99 dropped" a run may have: RATIO x the floor run's
+                                                (ms rounded up, at least 1), times SCALE (smoke: 10)
     report.py capture OFF ON OFF [ON OFF ...]   (the same for capture on against off, then on / off in total)
 """
 import json
@@ -143,7 +145,10 @@ def table(run):
     lines.append(
         f"{run.scenario} | profile {run.profile} | {run.meta.get('concerts', '?')} concerts | "
         f"k6 exit {k6_exit}: {verdict}"
+        + (f" | load average {run.meta['load_average']}" if run.meta.get("load_average") else "")
     )
+    if run.meta.get("slo") and run.meta["slo"] != "fixed":
+        lines.append(f"  SLO: {run.meta['slo']}")
     lines.append("")
     rps, requests = run.rps(), run.requests()
     iterations = run.value("iterations", "count")
@@ -200,8 +205,17 @@ def first_run(values, i):
     return values[0] if i > 0 else None
 
 
+def limits(floor, ratio, scale=1.0):
+    """--slo floor: the p95 and p99 (ms, rounded up) and dropped iterations a run is held to, RATIO x the floor's."""
+    latency = floor.latency()
+    if latency is None:
+        raise SystemExit(f"report.py: no latency in the floor run {floor.dir}")
+    p95, p99 = (max(1, math.ceil(v * ratio * scale)) for v in latency[1:3])
+    return p95, p99, math.floor((floor.dropped() or 0) * ratio)
+
+
 def bare_neighbours(values, i):
-    """The baseline of a cached run in --ceiling: the mean of the bare runs before and after it."""
+    """The baseline of a cached run in --ceiling: the mean of the floor runs before and after it."""
     if i % 2 == 0 or i + 1 >= len(values) or values[i - 1] is None or values[i + 1] is None:
         return None
     return (values[i - 1] + values[i + 1]) / 2
@@ -362,7 +376,9 @@ def main(argv):
     elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "capture":
         print(capture([Run(d) for d in argv[2:]]))
     elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "ceiling":
-        print(compare([Run(d) for d in argv[2:]], bare_neighbours, "each cached run against the bare runs beside it"))
+        print(compare([Run(d) for d in argv[2:]], bare_neighbours, "each cached run against the floor runs beside it"))
+    elif len(argv) in (4, 5) and argv[1] == "limits":
+        print(*limits(Run(argv[2]), float(argv[3]), float(argv[4]) if len(argv) == 5 else 1.0))
     else:
         print(__doc__, file=sys.stderr)
         return 2

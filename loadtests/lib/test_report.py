@@ -7,7 +7,7 @@ from pathlib import Path
 import report
 
 
-def write_run(root, label, requests, p99, seconds=10.0):
+def write_run(root, label, requests, p99, seconds=10.0, dropped=None):
     """A run directory as loadtests/run.sh leaves it, with only what the comparison reads."""
     run = Path(root) / label
     run.mkdir()
@@ -19,6 +19,8 @@ def write_run(root, label, requests, p99, seconds=10.0):
             "http_req_duration{scenario:load}": {"values": {"med": 1.0, "p(95)": 2.0, "p(99)": p99, "max": 99.0}},
         },
     }
+    if dropped is not None:
+        summary["metrics"]["dropped_iterations"] = {"values": {"count": dropped}}
     (run / "vus-1000-summary.json").write_text(json.dumps(summary))
     return report.Run(run)
 
@@ -30,20 +32,20 @@ def cells(table, label):
 
 class ComparisonTests(unittest.TestCase):
 
-    def test_each_cached_run_is_compared_with_the_mean_of_the_bare_runs_beside_it(self):
+    def test_each_cached_run_is_compared_with_the_mean_of_the_floor_runs_beside_it(self):
         with tempfile.TemporaryDirectory() as root:
             runs = [
-                write_run(root, "ceiling-1", 60_000, 10.0),
+                write_run(root, "floor-1", 60_000, 10.0),
                 write_run(root, "cache-cold", 45_000, 30.0),
-                write_run(root, "ceiling-2", 80_000, 20.0),
+                write_run(root, "floor-2", 80_000, 20.0),
                 write_run(root, "cache-warm", 72_000, 15.0),
-                write_run(root, "ceiling-3", 64_000, 10.0),
+                write_run(root, "floor-3", 64_000, 10.0),
             ]
-            table = report.compare(runs, report.bare_neighbours, "against the bare runs beside it")
+            table = report.compare(runs, report.bare_neighbours, "against the floor runs beside it")
         requests = cells(table, "requests/s")
         self.assertIn("4,500.0 (0.64x)", requests)  # 4,500 / mean(6,000, 8,000)
         self.assertIn("7,200.0 (1.00x)", requests)  # 7,200 / mean(8,000, 6,400)
-        self.assertEqual(requests.count("x)"), 2, "bare runs carry no ratio")
+        self.assertEqual(requests.count("x)"), 2, "floor runs carry no ratio")
         self.assertIn("15.0 (1.00x)", cells(table, "p99 ms"))  # 15 / mean(20, 10)
 
     def test_compare_puts_every_run_against_the_first(self):
@@ -52,6 +54,20 @@ class ComparisonTests(unittest.TestCase):
             table = report.compare(runs)
         self.assertIn("2,500.0 (2.50x)", cells(table, "requests/s"))
         self.assertIn("10.0 (0.25x)", cells(table, "p99 ms"))
+
+
+class FloorLimitTests(unittest.TestCase):
+
+    def test_a_run_is_held_to_its_ratio_of_the_floors_latency_and_drops_rounded_up(self):
+        with tempfile.TemporaryDirectory() as root:
+            floor = write_run(root, "floor", 10_000, 7.3, dropped=3)
+            self.assertEqual(report.limits(floor, 2), (4, 15, 6))
+            self.assertEqual(report.limits(floor, 1.25, 10), (25, 92, 3))
+
+    def test_a_floor_without_drops_allows_none(self):
+        with tempfile.TemporaryDirectory() as root:
+            floor = write_run(root, "floor", 10_000, 0.2)
+            self.assertEqual(report.limits(floor, 2), (4, 1, 0))
 
 
 if __name__ == "__main__":

@@ -31,6 +31,12 @@ for script in "$ROOT"/loadtests/scenarios/*.js; do
 done
 check --compare
 check --scenario vus-1000 --ceiling
+expect_output '^  requests/s +.*\(1\.[0-9]{2}x\)'
+expect_output '^SLO of the next run: .*1\.25 x the floor.s \(floor-2\), x10 smoke$'
+# The main command's SLOs as ratios to a floor measured first in the same run (issue 15), here in smoke mode.
+check --slo floor
+expect_output '^  SLO: p95 < [0-9]+ ms, p99 < [0-9]+ ms, dropped <= 0: 2 x the floor.s \(floor\), x10 smoke$'
+expect_output '^  p99 ms +[0-9.]+ +[0-9.]+ \([0-9.]+x\)$'
 # The fleet (issue 12): three stand-ins behind nginx, each with its row and a third of the requests; then two
 # on a Redis Cluster. Reads only: each stand-in keeps its writes to itself, unlike the API.
 check --instances 3

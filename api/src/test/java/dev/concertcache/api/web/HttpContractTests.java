@@ -19,11 +19,6 @@ class HttpContractTests extends ApiTestSupport {
 	}
 
 	@Test
-	void theCeilingEndpointExistsOnlyUnderItsProfile() {
-		assertThat(get("/api/ceiling/concerts").status()).isEqualTo(404);
-	}
-
-	@Test
 	void unsupportedMethodIsA405Problem() {
 		Response response = write("PATCH", "/api/concerts/1", "{}");
 		assertThat(response.status()).isEqualTo(405);
@@ -51,6 +46,14 @@ class HttpContractTests extends ApiTestSupport {
 		assertThat(management("/actuator/prometheus").body()).contains("http_server_requests_seconds");
 		assertThat(management("/actuator/env").body()).doesNotContain("propertySources");
 		assertThat(get("/actuator/health").status()).isEqualTo(404);
+	}
+
+	@Test
+	void requestsAreTimedWithoutALongTaskTimerPerRequest() {
+		get("/api/concerts/1");
+		String metrics = management("/actuator/prometheus").body();
+		assertThat(metrics).contains("http_server_requests_seconds_bucket");
+		assertThat(metrics).doesNotContain("http_server_requests_active");
 	}
 
 }
