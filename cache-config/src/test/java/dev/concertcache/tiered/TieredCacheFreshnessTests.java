@@ -196,7 +196,7 @@ class TieredCacheFreshnessTests {
 		CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
 		onOther.get(1L, () -> Optional.of(OLD));
 		// Slow calls alone open it: a saturated machine, while Redis still answers.
-		writer.manager.circuitBreaker().transitionToOpenState();
+		writer.manager.circuitBreaker().transitionToForcedOpenState();
 
 		writer.cache("items", Long.class, Item.class).evict(1L);
 
