@@ -203,6 +203,8 @@ def evaluate(base, queries, exprs, variables, allow_empty, at, timeout):
         if not match:
             continue
         selector, label = match.groups()
+        # A variable's query may use the board's other variables (the cache list filtered by $instance).
+        selector = substitute(selector, [(b, v) for b, v in variables if b == board], "1m", "1h")
         data, error = api_call(base, f"/api/v1/label/{label}/values", {"match[]": selector}, timeout,
                                post=False)
         if error:
