@@ -23,6 +23,8 @@ class CaptureMetrics {
 
 	private final Counter reconnects;
 
+	private final Counter retries;
+
 	private final AtomicLong position = new AtomicLong();
 
 	private final AtomicLong leader = new AtomicLong();
@@ -37,6 +39,9 @@ class CaptureMetrics {
 			.register(registry);
 		this.reconnects = Counter.builder("concert.cache.capture.reconnects")
 			.description("Binlog connections opened again after a failure")
+			.register(registry);
+		this.retries = Counter.builder("concert.cache.capture.retries")
+			.description("Invalidations or positions sent again to Redis on the same binlog connection")
 			.register(registry);
 		Gauge.builder("concert.cache.capture.position", this.position, AtomicLong::get)
 			.description("Offset in the current binlog file of the last transaction processed")
@@ -66,6 +71,10 @@ class CaptureMetrics {
 
 	void reconnect() {
 		this.reconnects.increment();
+	}
+
+	void retry() {
+		this.retries.increment();
 	}
 
 	void leader(boolean leader) {

@@ -20,6 +20,9 @@ public class CaptureProperties {
 	/** Default of {@code concert-cache.capture.reconnect.max-backoff}. */
 	public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
 
+	/** Default of {@code concert-cache.capture.retry-interval}. */
+	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(25);
+
 	/** Default of {@code concert-cache.capture.connect-timeout}. */
 	public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
@@ -62,6 +65,12 @@ public class CaptureProperties {
 	 * generation move rather than thousands of tombstones).
 	 */
 	private int maxKeysPerTransaction = DEFAULT_MAX_KEYS_PER_TRANSACTION;
+
+	/**
+	 * Wait before a transaction's invalidations (or its position) that Redis did not take are sent again, on the
+	 * same binlog connection: a killed Redis connection costs a retry, not a reconnect and a replay.
+	 */
+	private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
 
 	/** The Redis lease that makes one instance of the fleet the reader of the binary log. */
 	private final Lease lease = new Lease();
@@ -134,6 +143,14 @@ public class CaptureProperties {
 
 	public void setMaxKeysPerTransaction(int maxKeysPerTransaction) {
 		this.maxKeysPerTransaction = maxKeysPerTransaction;
+	}
+
+	public Duration getRetryInterval() {
+		return this.retryInterval;
+	}
+
+	public void setRetryInterval(Duration retryInterval) {
+		this.retryInterval = retryInterval;
 	}
 
 	public Lease getLease() {

@@ -8,6 +8,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -207,6 +214,30 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
+	void anInvalidationRedisRefusesIsSentAgainOnTheSameBinlogConnectionWithoutAReplay() throws Exception {
+		title(this.port, 10);
+		double reconnects = this.meters.counter("concert.cache.capture.reconnects").count();
+		double retries = this.meters.counter("concert.cache.capture.retries").count();
+		long connection = this.capture.connectionId();
+		// Writes stall past the command timeout, on a Redis that keeps its data (the lease and the position).
+		try (RedisClient client = RedisClient.create(RedisURI.create(redisServer.host(), redisServer.port()));
+				StatefulRedisConnection<String, String> admin = client.connect()) {
+			admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
+					new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(PROMPTLY.toMillis()).add("WRITE"));
+			sql("UPDATE concert SET title = 'Sent Again' WHERE id = 10");
+			// Writes go through again only once the capture has seen Redis refuse this transaction's invalidations.
+			await().atMost(PROMPTLY)
+				.until(() -> this.meters.counter("concert.cache.capture.retries").count() > retries);
+			admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
+					new CommandArgs<>(StringCodec.UTF8).add("UNPAUSE"));
+		}
+		await().atMost(Duration.ofSeconds(10))
+			.untilAsserted(() -> assertThat(title(this.port, 10)).isEqualTo("Sent Again"));
+		assertThat(this.meters.counter("concert.cache.capture.reconnects").count()).isEqualTo(reconnects);
+		assertThat(this.capture.connectionId()).isEqualTo(connection);
+	}
+
+	@Test
 	void whenTheReadingInstanceStopsAnotherTakesOverWithoutMissingAChange() throws Exception {
 		try (ConfigurableApplicationContext second = secondInstance()) {
 			int other = port(second);
@@ -240,6 +271,7 @@ class CaptureTests extends ApiHttpTestSupport {
 			.contains("concert_cache_capture_events_total{table=\"concert\",type=\"update\"}")
 			.contains("concert_cache_capture_lag_seconds_bucket{")
 			.contains("concert_cache_capture_reconnects_total ")
+			.contains("concert_cache_capture_retries_total ")
 			.contains("concert_cache_capture_position_lost_total{reason=\"no-position\"}")
 			.contains("concert_cache_capture_leader 1.0")
 			.contains("concert_cache_capture_position ");
