@@ -6,7 +6,7 @@ import org.springframework.util.ClassUtils;
 
 /**
  * How many connections to one Redis server the application can open: per instance, and for all expected instances
- * together (ADR-0020).
+ * together (ADR 0020).
  *
  * @param shared connections multiplexing all regular commands (Lettuce shares one)
  * @param reactive the reactive shared connection, opened by Boot's Redis health indicator (1) or not at all (0)

@@ -127,20 +127,20 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 		if (!budget.bounded()) {
 			logger.warn("Redis connection budget is unbounded: spring.data.redis.lettuce.pool.max-active is negative"
 					+ ", so instances can open any number of connections against a share of " + limit
-					+ ". Set max-active, or disable the pool (ADR-0020).");
+					+ ". Set max-active, or disable the pool (ADR 0020).");
 		}
 		else if (budget.total() > share) {
 			logger.warn("Redis connection budget exceeds the server's limit: " + budget.describe() + " > "
 					+ limit + ". Raise maxclients (redis.conf and the file-descriptor limit of redis-server), or "
 					+ "lower tiered-cache.redis.expected-instances, tiered-cache.redis.dedicated-connections or the "
-					+ "pool size (ADR-0020).");
+					+ "pool size (ADR 0020).");
 		}
 		else {
 			logger.info("Redis connection budget: " + budget.describe() + " <= " + limit);
 		}
 		if (server.connectedClients() != null && server.connectedClients() > share) {
 			logger.warn("Redis already has " + server.connectedClients() + " connected clients, more than " + limit
-					+ ": find who holds them with CLIENT LIST (ADR-0020).");
+					+ ": find who holds them with CLIENT LIST (ADR 0020).");
 		}
 	}
 

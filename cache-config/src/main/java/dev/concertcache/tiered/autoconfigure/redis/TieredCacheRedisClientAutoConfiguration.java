@@ -21,7 +21,7 @@ import org.springframework.util.StringUtils;
 /**
  * {@link EnableAutoConfiguration Auto-configuration} of the Lettuce client behind the cache tier. It contributes
  * customizers to the {@code LettuceConnectionFactory} Boot builds (so connection details from properties, Docker
- * Compose or Testcontainers keep working) and a start-up check of the connection budget (ADR-0020):
+ * Compose or Testcontainers keep working) and a start-up check of the connection budget (ADR 0020):
  * <ul>
  * <li>{@link TieredCacheLettuceClientOptionsCustomizer}: fail fast while disconnected, bounded request queue,
  * keepalive, auto-reconnect, command timeouts, cluster topology refresh;</li>

@@ -9,7 +9,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 /**
  * Lettuce client settings and connection budget of the cache tier. Settings Spring Boot already has are not repeated
  * here: the command timeout, connect timeout, client name and pool stay under {@code spring.data.redis.*}. Why each
- * default: ADR-0020.
+ * default: ADR 0020.
  */
 @ConfigurationProperties("tiered-cache.redis")
 public class TieredCacheRedisProperties {

@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Issue 4: the "ERR max number of clients reached" of seed 004, reproduced against a real redis-server limited to
- * {@value #MAX_CLIENTS} clients, and shown impossible with this auto-configuration (ADR-0020).
+ * {@value #MAX_CLIENTS} clients, and shown impossible with this auto-configuration (ADR 0020).
  * <ul>
  * <li>The naive setups (a connection per request; an unshared pool larger than the limit) turn concurrency into TCP
  * connections and fail with the max-clients error.</li>
@@ -51,7 +51,7 @@ import static org.awaitility.Awaitility.await;
  * for its timeout ends in a {@link QueryTimeoutException} (Lettuce's {@code RedisCommandTimeoutException}), a
  * refused one in a {@link RedisConnectionFailureException} naming the refusal. A command that hung would keep
  * {@link Burst} from finishing within its 2 minutes. The figures each test prints (slowest call, burst time) are
- * the ones quoted in ADR-0020.
+ * the ones quoted in ADR 0020.
  */
 @ExtendWith(OutputCaptureExtension.class)
 class MaxClientsReproductionTests {

@@ -19,7 +19,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The rows of the connection budget in ADR-0020 that come from Spring rather than from the cache: what one instance
+ * The rows of the connection budget in ADR 0020 that come from Spring rather than from the cache: what one instance
  * opens, counted with {@code CLIENT LIST} on a real server.
  */
 class RedisConnectionCountTests {
