@@ -62,6 +62,11 @@ Usage: loadtests/run.sh [options]
                      primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later)
   --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
                      scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
+  --join             with --instances N (N >= 2): the floor first, then N-1 instances behind nginx under the
+                     scenario; JOIN_AFTER (30s; 5s with --smoke) into it the Nth starts (JIT warm-up, hot-set
+                     fill, readiness) and nginx is reloaded with it; join.txt gives the joiner's first-minute
+                     p99 beside the rest of the fleet's in the same minute and the floor's, as ratios (nginx's
+                     request times per upstream). Give a --duration that covers the join plus a minute
   --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
                      the instances pointed at it with spring.data.redis.cluster.nodes (implies --instances 1)
   --standin          serve the API from loadtests/selftest/standin.py instead of the jar (tests
@@ -89,6 +94,7 @@ CEILING=false
 SLO_MODE=""
 CAPTURE_COMPARE=false
 SMOKE=false
+JOIN=false
 KEEP_RUNNING=false
 JDK25=false
 STANDIN=false
@@ -119,6 +125,7 @@ while (($#)); do
     --sql-writer) SQL_WRITER=true; shift ;;
     --fault) FAULT=${2:?--fault needs redis-clients, redis-restart or primary-kill}; shift 2 ;;
     --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
+    --join) JOIN=true; shift ;;
     --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -505,7 +512,7 @@ SLO_ENV=()
 if ! $STANDIN; then
   ensure_java
   ensure_jar
-  if [[ $SLO_MODE == floor ]] || $CEILING; then
+  if [[ $SLO_MODE == floor ]] || $CEILING || $JOIN; then
     ensure_floor_jar
   fi
 fi

@@ -5,6 +5,8 @@
                                         instances' samples with the same name and labels (what report.py's
                                         table reads for the whole fleet: counters add up, ratios of sums
                                         are the fleet's ratios)
+    fleet.py join RUN_DIR JOINER        --join: the joiner's (host:port) first-minute p99 from nginx's upstream.log,
+                                        beside the rest of the fleet's and the floor's, as ratios
     fleet.py instances RUN_DIR          one row per instance, from RUN_DIR/instances/api-N/{before,after}/
 
 Per instance: requests/s and share (http_server_requests_seconds_count without /actuator), cache hit ratios
@@ -14,6 +16,7 @@ one per query outside a transaction). MariaDB counts selects for the whole serve
 report.py's "DB selects/s", and each instance's estimated share of it is split by its checkouts.
 """
 import re
+import math
 import sys
 from pathlib import Path
 
@@ -137,8 +140,54 @@ def instances_table(run_dir):
     return "\n".join(lines)
 
 
+def percentile(values, q):
+    """The q-th percentile (0..100) of values, nearest rank; None for none."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
+
+
+def join_table(run_dir, joiner, window=60.0):
+    """--join: the joiner's first-minute p99 (nginx request times of requests it served in the WINDOW seconds after
+    nginx was reloaded with it) beside the rest of the fleet's in the same seconds and the floor run's p99."""
+    run = Path(run_dir)
+    joined = float((run / "join-time.txt").read_text().split()[0])
+    mine, others = [], []
+    for line in (run / "upstream.log").read_text().splitlines():
+        fields = line.split()
+        if len(fields) < 4 or fields[1] == "-":
+            continue
+        at, upstream, seconds = float(fields[0]), fields[1], float(fields[2])
+        if joined <= at < joined + window:
+            (mine if upstream == joiner else others).append(seconds * 1000)
+    floor = Run(str(run / "floor")).latency()
+    floor_p99 = floor[2] if floor else None
+    rows = [("joiner " + joiner, mine), ("rest of the fleet", others)]
+    lines = [f"First {window:.0f} s after the join (nginx request times, ms):",
+             f"{'':<28}{'requests':>10}{'p99':>10}{'/ floor':>10}{'/ fleet':>10}"]
+    fleet_p99 = percentile(others, 99)
+    for label, values in rows:
+        p99 = percentile(values, 99)
+        lines.append(f"{label:<28}{len(values):>10}{ms(p99):>10}{ratio_of(p99, floor_p99):>10}"
+                     f"{ratio_of(p99, fleet_p99):>10}")
+    lines.append(f"{'floor (k6, its own round)':<28}{'':>10}{ms(floor_p99):>10}")
+    lines.append("Target (issue 15): joiner p99 <= 1.5 x the floor's.")
+    return "\n".join(lines)
+
+
+def ms(value):
+    return "-" if value is None else f"{value:.1f}"
+
+
+def ratio_of(value, base):
+    return "-" if value is None or not base else f"{value / base:.2f}"
+
+
 def main(argv):
-    if len(argv) >= 2 and argv[1] == "sum":
+    if len(argv) == 4 and argv[1] == "join":
+        print(join_table(argv[2], argv[3]))
+    elif len(argv) >= 2 and argv[1] == "sum":
         sys.stdout.write(sum_scrapes(argv[2:]))
     elif len(argv) == 3 and argv[1] == "instances":
         print(instances_table(argv[2]))

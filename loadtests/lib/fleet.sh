@@ -9,6 +9,11 @@
 #   fleet_start_redis         standalone or cluster; sets REDIS_ARGS (the API's spring.data.redis.* flags)
 #   fleet_run RUN_DIR         everything above; leaves k6's exit status in FLEET_STATUS
 #
+# With --join (issue 15): the floor is measured first; the fleet starts with INSTANCES-1 instances, k6 runs in the
+# background, and JOIN_AFTER into it the last instance starts and nginx is reloaded with it. nginx logs each
+# request's upstream and time; lib/fleet.py join compares the joiner's first minute with the others' and the
+# floor's (join.txt).
+#
 # Needs scripts/services.sh, run.sh's start_api, run_k6, die, step and its variables (PROFILE, SMOKE, ...).
 
 FLEET_REDIS_MODES=(standalone cluster)
@@ -23,6 +28,7 @@ fleet_validate() {
     die "--redis must be one of ${FLEET_REDIS_MODES[*]}"
   ! { fleet_active && { $COMPARE || $CEILING || [[ -n $DB_OUTAGE ]]; }; } ||
     die "--instances and --redis go without --compare, --ceiling and --db-outage"
+  ! { ${JOIN:-false} && { [[ -z ${INSTANCES:-} ]] || ((INSTANCES < 2)); }; } || die "--join needs --instances 2 or more"
   ! { $FRESHNESS && [[ -n ${INSTANCES:-} ]]; } || die "--freshness runs two instances of its own: no --instances"
   ! { [[ ${FAULT:-none} == primary-kill ]] && [[ ${REDIS_MODE:-} != cluster ]]; } ||
     die "--fault primary-kill needs --redis cluster"
@@ -79,28 +85,54 @@ _fleet_take_port() {
 # Starts instances 1..INSTANCES one after the other, each ready before the next starts (their JIT warm-ups
 # would otherwise compete for the two cores and each take longer); sets FLEET_API_PORTS and FLEET_MGMT_PORTS.
 _fleet_start_instances() {
-  local dir=$1 i
+  local dir=$1 count=${2:-$INSTANCES} i
   FLEET_API_PORTS=()
   FLEET_MGMT_PORTS=()
-  for ((i = 1; i <= INSTANCES; i++)); do
-    # Ports the kernel picks, not 8082, 8083, ...: another run on this machine prefers those, and an API
-    # that lost the race for its port would look ready through the other run's API until it exits.
-    _fleet_take_port 0
-    API_PORT=$FLEET_PORT
-    _fleet_take_port 0
-    MGMT_PORT=$FLEET_PORT
-    step "starting API instance $i of $INSTANCES (profile $PROFILE) on $API_PORT, management $MGMT_PORT"
-    start_api "$PROFILE" "$dir/api-$i.log"
-    kill -0 "${_SERVICE_PIDS[-1]}" 2>/dev/null || die "API instance $i exited; see $dir/api-$i.log"
-    FLEET_API_PORTS+=("$API_PORT")
-    FLEET_MGMT_PORTS+=("$MGMT_PORT")
+  for ((i = 1; i <= count; i++)); do
+    _fleet_start_instance "$dir" "$i"
   done
+}
+
+# _fleet_start_instance RUN_DIR I: instance I on free ports, ready; appended to FLEET_API_PORTS/FLEET_MGMT_PORTS.
+_fleet_start_instance() {
+  local dir=$1 i=$2
+  # Ports the kernel picks, not 8082, 8083, ...: another run on this machine prefers those, and an API
+  # that lost the race for its port would look ready through the other run's API until it exits.
+  _fleet_take_port 0
+  API_PORT=$FLEET_PORT
+  _fleet_take_port 0
+  MGMT_PORT=$FLEET_PORT
+  step "starting API instance $i of $INSTANCES (profile $PROFILE) on $API_PORT, management $MGMT_PORT"
+  start_api "$PROFILE" "$dir/api-$i.log"
+  kill -0 "${_SERVICE_PIDS[-1]}" 2>/dev/null || die "API instance $i exited; see $dir/api-$i.log"
+  FLEET_API_PORTS+=("$API_PORT")
+  FLEET_MGMT_PORTS+=("$MGMT_PORT")
 }
 
 # nginx on NGINX_PORT in front of the instances, its config, logs and temp files in a throwaway directory.
 _fleet_start_nginx() {
-  local dir pid port servers=""
+  local dir pid
   dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-nginx.XXXXXX") || return 1
+  FLEET_NGINX_DIR=$dir
+  _fleet_nginx_conf "$dir"
+  "$(fleet_nginx)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g 'daemon off;' >>"$dir/error.log" 2>&1 &
+  pid=$!
+  service_track nginx "$pid" "$dir"
+  if ! wait_for_port "$NGINX_PORT" 15 "$pid"; then
+    _service_failed nginx "$dir/error.log"
+    return 1
+  fi
+  cp "$dir/nginx.conf" "$RESULTS/nginx.conf"
+}
+
+# _fleet_nginx_conf DIR: DIR/nginx.conf with every instance of FLEET_API_PORTS upstream; with --join each
+# request's end time, upstream and time go to RESULTS/upstream.log.
+_fleet_nginx_conf() {
+  local dir=$1 port servers="" access_log="access_log off;"
+  if ${JOIN:-false}; then
+    access_log="log_format join '\$msec \$upstream_addr \$request_time \$status';
+  access_log $RESULTS/upstream.log join buffer=256k flush=1s;"
+  fi
   for port in "${FLEET_API_PORTS[@]}"; do
     servers+="    server 127.0.0.1:$port max_fails=0;"$'\n'
   done
@@ -116,7 +148,7 @@ events {
   worker_connections 8192;
 }
 http {
-  access_log off;
+  $access_log
   client_body_temp_path $dir/client_body;
   proxy_temp_path $dir/proxy;
   fastcgi_temp_path $dir/fastcgi;
@@ -143,14 +175,29 @@ $servers
   }
 }
 NGINX
-  "$(fleet_nginx)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g 'daemon off;' >>"$dir/error.log" 2>&1 &
-  pid=$!
-  service_track nginx "$pid" "$dir"
-  if ! wait_for_port "$NGINX_PORT" 15 "$pid"; then
-    _service_failed nginx "$dir/error.log"
-    return 1
-  fi
-  cp "$dir/nginx.conf" "$RESULTS/nginx.conf"
+}
+
+# --join: JOIN_AFTER into the k6 run (in the background), the last instance starts; nginx reloads with it.
+_fleet_join_run() {
+  local dir=$1 k6_pid
+  ( run_k6 "$dir"; echo "$K6_STATUS" >"$dir/k6.status" ) &
+  k6_pid=$!
+  service_track k6 "$k6_pid"
+  sleep "${JOIN_AFTER:-$($SMOKE && echo 5s || echo 30s)}"
+  _fleet_start_instance "$dir" "$INSTANCES"
+  # The joiner's counters from its readiness (the fleet's sum in before/ is the others', rewritten after).
+  _fleet_snapshot "$dir/joiner" before "$INSTANCES"
+  mkdir -p "$dir/instances/api-$INSTANCES"
+  cp -r "$dir/joiner/instances/api-$INSTANCES/before" "$dir/instances/api-$INSTANCES/"
+  API_PORT=$NGINX_PORT
+  MGMT_PORT=${FLEET_MGMT_PORTS[0]}
+  _fleet_nginx_conf "$FLEET_NGINX_DIR"
+  "$(fleet_nginx)" -p "$FLEET_NGINX_DIR" -c "$FLEET_NGINX_DIR/nginx.conf" -s reload ||
+    die "nginx did not reload with the joining instance"
+  date +%s.%N >"$dir/join-time.txt"
+  step "instance $INSTANCES joined on ${FLEET_API_PORTS[-1]}; nginx reloaded"
+  wait "$k6_pid" || true
+  K6_STATUS=$(cat "$dir/k6.status" 2>/dev/null || echo 1)
 }
 
 # _fleet_snapshot RUN_DIR PHASE (before, after): each instance's scrape in RUN_DIR/instances/api-N/PHASE/ (a
@@ -161,7 +208,7 @@ _fleet_snapshot() {
   now=$(date +%s.%N)
   mkdir -p "$run/$phase"
   echo "$now" >"$run/$phase/time.txt"
-  for ((i = 1; i <= INSTANCES; i++)); do
+  for ((i = ${3:-1}; i <= ${#FLEET_MGMT_PORTS[@]}; i++)); do
     dir=$run/instances/api-$i/$phase
     mkdir -p "$dir"
     echo "$now" >"$dir/time.txt"
@@ -196,7 +243,14 @@ fleet_run() {
   _fleet_take_port 8080
   NGINX_PORT=$FLEET_PORT
   _fleet_flush_redis
-  _fleet_start_instances "$dir"
+  if ${JOIN:-false}; then
+    start_floor "$dir/floor.log"
+    floor_round floor "$dir/floor"
+    service_stop floor
+    _fleet_start_instances "$dir" $((INSTANCES - 1))
+  else
+    _fleet_start_instances "$dir"
+  fi
   step "starting nginx on $NGINX_PORT in front of ${#FLEET_API_PORTS[@]} instance(s)"
   _fleet_start_nginx || die "nginx did not start"
   # k6 and the --keep-running notes go through nginx; the dashboard link is instance 1's.
@@ -206,7 +260,11 @@ fleet_run() {
   step "running $SCENARIO against nginx and $INSTANCES instance(s) (profile $PROFILE, Redis ${REDIS_MODE:-standalone})"
   _fleet_snapshot "$dir" before
   _fleet_start_sampler "$dir/redis-clients.tsv"
-  run_k6 "$dir"
+  if ${JOIN:-false}; then
+    _fleet_join_run "$dir"
+  else
+    run_k6 "$dir"
+  fi
   service_stop sampler
   _fleet_snapshot "$dir" after
   FLEET_STATUS=$K6_STATUS
@@ -236,4 +294,8 @@ EOF
     echo
     python3 "$ROOT/loadtests/lib/fleet.py" instances "$dir"
   } | tee "$dir/table.txt"
+  if ${JOIN:-false}; then
+    echo
+    python3 "$ROOT/loadtests/lib/fleet.py" join "$dir" "127.0.0.1:${FLEET_API_PORTS[-1]}" | tee "$dir/join.txt"
+  fi
 }

@@ -19,6 +19,13 @@ public class ApiProperties {
 	/** Default of {@code concert-cache.warmup.concurrency}. */
 	public static final int DEFAULT_WARMUP_CONCURRENCY = 16;
 
+	/**
+	 * Default of {@code concert-cache.warmup.max-rate}: under a third of what a warm instance served on two cores
+	 * (7,250 requests/s, ADR 0202), so that a joining instance leaves the instances beside it most of the CPU once
+	 * its code is compiled; not tuned by a measurement yet.
+	 */
+	public static final int DEFAULT_WARMUP_MAX_RATE = 2000;
+
 	/** Default of {@code concert-cache.http.concert-max-age}. */
 	public static final Duration DEFAULT_CONCERT_MAX_AGE = Duration.ofSeconds(1);
 
@@ -137,6 +144,20 @@ public class ApiProperties {
 		 * Warm-up requests in flight at a time.
 		 */
 		private int concurrency = DEFAULT_WARMUP_CONCURRENCY;
+
+		/**
+		 * Most warm-up requests per second, every thread together; 0 for no limit. Bounds the CPU a starting
+		 * instance takes from the instances already serving beside it.
+		 */
+		private int maxRate = DEFAULT_WARMUP_MAX_RATE;
+
+		public int getMaxRate() {
+			return this.maxRate;
+		}
+
+		public void setMaxRate(int maxRate) {
+			this.maxRate = maxRate;
+		}
 
 		public Duration getMaxDuration() {
 			return this.maxDuration;

@@ -1,6 +1,9 @@
 package dev.concertcache.tiered;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -249,6 +252,54 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	void flush() {
 		this.generations.forget();
 		this.local.invalidateAll("flush");
+	}
+
+	/** The encoded keys of this instance's hottest fresh L1 entries, hottest first, at most {@code n}. */
+	List<String> hottest(int n) {
+		return this.local.hottest(n);
+	}
+
+	/**
+	 * Fills L1 with {@code keys} (encoded) as far as Redis holds fresh values of them, as a read of each would: the
+	 * current generation and shape, no tombstone, no key this instance's pending eviction covers, and each key
+	 * reserved in L1 before Redis is read, so that an invalidation heard meanwhile wins. Keys L1 holds already are
+	 * skipped; nothing is loaded from the loader.
+	 * @return how many entries were put into L1
+	 * @throws UnavailableException if Redis cannot be used
+	 */
+	int fill(List<String> keys) {
+		List<String> reservedKeys = new ArrayList<>(keys.size());
+		List<CompletableFuture<L1Entry<V>>> reservations = new ArrayList<>(keys.size());
+		for (String key : keys) {
+			CompletableFuture<L1Entry<V>> reserved = this.local.reserve(key);
+			if (reserved != null) {
+				reservedKeys.add(key);
+				reservations.add(reserved);
+			}
+		}
+		if (reservedKeys.isEmpty()) {
+			return 0;
+		}
+		long readAt = this.watermark.now();
+		List<@Nullable Optional<V>> values;
+		try {
+			values = this.redis.readFresh(reservedKeys);
+		}
+		catch (RuntimeException | Error ex) {
+			for (int i = 0; i < reservedKeys.size(); i++) {
+				this.local.fill(reservedKeys.get(i), reservations.get(i), null);
+			}
+			throw ex;
+		}
+		int filled = 0;
+		for (int i = 0; i < reservedKeys.size(); i++) {
+			Optional<V> value = values.get(i);
+			L1Entry<V> entry = (value != null) ? fresh(value, Source.L2, readAt) : null;
+			if (this.local.fill(reservedKeys.get(i), reservations.get(i), entry)) {
+				filled++;
+			}
+		}
+		return filled;
 	}
 
 	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */

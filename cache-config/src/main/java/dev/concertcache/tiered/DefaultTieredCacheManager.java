@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -13,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
@@ -39,13 +41,15 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
 import dev.concertcache.tiered.PendingEvictions.Eviction;
+import dev.concertcache.tiered.RedisTier.UnavailableException;
 
 /**
  * The {@link TieredCacheManager} of modes {@link TieredCacheMode#TIERED TIERED} (Caffeine, then Redis) and
  * {@link TieredCacheMode#REDIS REDIS} (Redis only). Build one with {@link #builder}; the auto-configuration does.
  * <p>
  * As a {@link SmartLifecycle} it starts the invalidation listener (a daemon thread reading the Redis stream on
- * its own connection) and the retry of evictions that could not reach Redis, and stops both on shutdown.
+ * its own connection), the retry of evictions that could not reach Redis and (mode TIERED) the publishing of the
+ * hot set, and stops them on shutdown.
  *
  * @author concert-cache
  */
@@ -158,6 +162,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private volatile @Nullable ScheduledExecutorService retries;
 
+	private final HotSetConfiguration hotSet;
+
+	private volatile @Nullable ScheduledExecutorService hotSetPublisher;
+
 	private volatile boolean running;
 
 	private DefaultTieredCacheManager(Builder builder) {
@@ -190,6 +198,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
 		this.warmups = new Warmups(this.redis, this.instanceId);
+		this.hotSet = builder.hotSet.validate("tiered-cache.hot-set");
 		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.instanceId,
 				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
 	}
@@ -228,6 +237,116 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.warmups.open();
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Reads the hot set of every cache created so far, then fills their L1 in batches of
+	 * {@value HotSetConfiguration#FILL_BATCH} keys (one MGET each), the caches in turn, on a thread of its own: at
+	 * the fill timeout this returns whatever a Redis that does not answer is doing, and the thread stops after its
+	 * current command (the Redis command timeout). A reservation it leaves in L1 meanwhile makes a reader wait for
+	 * that command at most, then read as usual.
+	 */
+	@Override
+	public HotSetFill fillHotSet() {
+		if (this.mode != TieredCacheMode.TIERED || !this.hotSet.enabled()) {
+			return HotSetFill.NONE;
+		}
+		long started = System.nanoTime();
+		HotSetFiller filler = new HotSetFiller();
+		Thread thread = new Thread(filler, "tiered-cache-hot-set-fill");
+		thread.setDaemon(true);
+		thread.start();
+		try {
+			thread.join(Math.max(1, this.hotSet.fillTimeout().toMillis()));
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		filler.stopped = true;
+		long took = System.nanoTime() - started;
+		boolean complete = filler.complete;
+		this.metrics.hotSetFill(took, complete);
+		HotSetFill fill = new HotSetFill(filler.published, filler.filled.get(), Duration.ofNanos(took), complete);
+		logger.info("Filled L1 from the hot set: " + fill.filled() + " of " + fill.published() + " keys in "
+				+ fill.took().toMillis() + " ms" + (complete ? "" : " (stopped early: fill timeout or Redis failure)"));
+		return fill;
+	}
+
+	/**
+	 * Publishes the keys of every cache's hottest L1 entries into its hot set; scheduled every
+	 * {@code publish-interval}, and callable by tests.
+	 */
+	void publishHotSet() {
+		long ttl = this.hotSet.publishInterval().toMillis() * HotSetConfiguration.TTL_INTERVALS;
+		for (Registered<?, ?> cache : this.caches.values()) {
+			List<String> hottest = cache.core().hottest(this.hotSet.size());
+			if (hottest.isEmpty()) {
+				continue;
+			}
+			try {
+				this.redis.publishHot(cache.core().name(), hottest, this.hotSet.size(), ttl, this.clock.millis());
+			}
+			catch (UnavailableException ex) {
+				// The next publish tries again; a joining instance meanwhile reads the previous one.
+				return;
+			}
+		}
+	}
+
+	/** One fill: the hot keys of every cache, then their values in batches, the caches in turn, until stopped. */
+	private final class HotSetFiller implements Runnable {
+
+		volatile boolean stopped;
+
+		volatile boolean complete;
+
+		volatile int published;
+
+		final AtomicInteger filled = new AtomicInteger();
+
+		@Override
+		public void run() {
+			try {
+				int size = DefaultTieredCacheManager.this.hotSet.size();
+				Map<DefaultTieredCache<?, ?>, List<String>> hot = new LinkedHashMap<>();
+				for (Registered<?, ?> cache : DefaultTieredCacheManager.this.caches.values()) {
+					if (this.stopped) {
+						return;
+					}
+					List<String> keys = DefaultTieredCacheManager.this.redis.hotKeys(cache.core().name(), size);
+					hot.put(cache.core(), keys);
+					this.published += keys.size();
+				}
+				int batch = HotSetConfiguration.FILL_BATCH;
+				for (int from = 0; hot.values().stream().anyMatch(hasMoreThan(from)); from += batch) {
+					for (Map.Entry<DefaultTieredCache<?, ?>, List<String>> cache : hot.entrySet()) {
+						List<String> keys = cache.getValue();
+						if (this.stopped) {
+							return;
+						}
+						if (keys.size() > from) {
+							int filled = cache.getKey().fill(keys.subList(from, Math.min(keys.size(), from + batch)));
+							this.filled.addAndGet(filled);
+							DefaultTieredCacheManager.this.metrics.hotSetFilled(cache.getKey().name(), filled);
+						}
+					}
+				}
+				this.complete = !this.stopped;
+			}
+			catch (UnavailableException ex) {
+				logger.warn("Hot-set fill stopped, Redis is not available: " + ex.getMessage());
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Hot-set fill failed", ex);
+			}
+		}
+
+		private static java.util.function.Predicate<List<String>> hasMoreThan(int from) {
+			return (keys) -> keys.size() > from;
+		}
+
+	}
+
 	/** A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up. */
 	private <K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
 		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
@@ -257,6 +376,16 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
 						this.ticker, this.watermark, this.pending, forCache));
+	}
+
+	/** The Redis tier of the real caches; for tests. */
+	RedisTier redisTier() {
+		return this.redis;
+	}
+
+	/** The hot-set settings; for tests. */
+	HotSetConfiguration hotSet() {
+		return this.hotSet;
 	}
 
 	/** The names of the caches created so far. */
@@ -316,6 +445,17 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		long interval = this.retryInterval.toMillis();
 		retries.scheduleWithFixedDelay(this::retryPending, interval, interval, TimeUnit.MILLISECONDS);
 		this.retries = retries;
+		if (this.mode == TieredCacheMode.TIERED && this.hotSet.enabled()) {
+			// A thread of its own: a slow publish must not hold back the retry of evictions.
+			ScheduledExecutorService publisher = Executors.newSingleThreadScheduledExecutor((task) -> {
+				Thread thread = new Thread(task, "tiered-cache-hot-set");
+				thread.setDaemon(true);
+				return thread;
+			});
+			long every = this.hotSet.publishInterval().toMillis();
+			publisher.scheduleWithFixedDelay(this::publishHotSet, every, every, TimeUnit.MILLISECONDS);
+			this.hotSetPublisher = publisher;
+		}
 		if (client instanceof RedisClusterClient cluster) {
 			// Off Lettuce's event thread: moving the generations takes Redis round trips.
 			this.failovers = new ClusterFailovers(cluster, (epoch) -> retries.execute(() -> afterFailover(epoch)));
@@ -337,6 +477,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		ScheduledExecutorService retries = this.retries;
 		if (retries != null) {
 			retries.shutdownNow();
+		}
+		ScheduledExecutorService publisher = this.hotSetPublisher;
+		if (publisher != null) {
+			publisher.shutdownNow();
 		}
 	}
 
@@ -577,6 +721,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private @Nullable Ticker watermarkTicker;
 
+		private HotSetConfiguration hotSet = HotSetConfiguration.defaultConfig();
+
 		private Builder(RedisConnectionFactory connectionFactory) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 			this.connectionFactory = connectionFactory;
@@ -728,6 +874,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		 */
 		public Builder watermarkTicker(Ticker watermarkTicker) {
 			this.watermarkTicker = watermarkTicker;
+			return this;
+		}
+
+		/**
+		 * The hot set: how often this instance publishes its hottest keys, how many, and how long a fill before
+		 * readiness may take (see {@link HotSetConfiguration}).
+		 */
+		public Builder hotSet(HotSetConfiguration hotSet) {
+			this.hotSet = hotSet;
 			return this;
 		}
 

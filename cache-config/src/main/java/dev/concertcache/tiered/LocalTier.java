@@ -1,6 +1,8 @@
 package dev.concertcache.tiered;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -61,6 +63,32 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 	abstract void invalidateAll(String cause);
 
+	/**
+	 * The keys of the {@code n} hottest fresh entries, hottest first (Caffeine's frequency sketch); none in mode
+	 * REDIS.
+	 */
+	List<String> hottest(int n) {
+		return List.of();
+	}
+
+	/**
+	 * Reserves {@code key} for a fill from the hot set: a future in L1 that an invalidation removes as it removes a
+	 * load in flight, so that a value read before the invalidation is never kept. {@code null} if L1 holds the key
+	 * already (or in mode REDIS).
+	 */
+	@Nullable CompletableFuture<L1Entry<V>> reserve(String key) {
+		return null;
+	}
+
+	/**
+	 * Ends a fill's reservation: keeps {@code entry} if the reservation is still in L1, else (or with {@code null},
+	 * nothing to fill) removes it; a reader that joined it meanwhile reads again.
+	 * @return whether the entry was kept
+	 */
+	boolean fill(String key, CompletableFuture<L1Entry<V>> reserved, @Nullable L1Entry<V> entry) {
+		return false;
+	}
+
 	/** The completed entry of {@code key}, {@code null} if none (always in mode REDIS); for diagnostics. */
 	@Nullable L1Entry<V> entry(String key) {
 		return null;
@@ -80,6 +108,10 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 			return loads.load(key, loader, null).lookup;
 		}
 		catch (ExecutionException | CancellationException ex) {
+			if (ex.getCause() instanceof NothingToFill) {
+				// A fill's reservation that Redis had no fresh value for: read as if it had never been there.
+				return read(key, loader, loads);
+			}
 			return join(found).fromL1;
 		}
 		catch (InterruptedException ex) {
@@ -128,6 +160,11 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 	interface Loads<V> {
 
 		L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1);
+
+	}
+
+	/** Completes a fill's reservation that is not kept: its readers read again. */
+	private static final class NothingToFill extends CancellationException {
 
 	}
 
@@ -213,6 +250,38 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		void invalidateAll(String cause) {
 			this.l1.synchronous().invalidateAll();
 			this.metrics.eviction("l1", cause);
+		}
+
+		@Override
+		List<String> hottest(int n) {
+			long now = this.ticker.read();
+			List<String> keys = new ArrayList<>(n);
+			// Oversampled: entries kept only to be served stale, and loads in flight, are not published.
+			this.l1.synchronous().policy().eviction().ifPresent((eviction) -> eviction.hottest(2 * n)
+				.forEach((key, entry) -> {
+					if (keys.size() < n && entry.isFreshAt(now)) {
+						keys.add(key);
+					}
+				}));
+			return keys;
+		}
+
+		@Override
+		@Nullable CompletableFuture<L1Entry<V>> reserve(String key) {
+			CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
+			return (this.l1.asMap().putIfAbsent(key, mine) == null) ? mine : null;
+		}
+
+		@Override
+		boolean fill(String key, CompletableFuture<L1Entry<V>> reserved, @Nullable L1Entry<V> entry) {
+			if (entry == null) {
+				this.l1.asMap().remove(key, reserved);
+				reserved.completeExceptionally(new NothingToFill());
+				return false;
+			}
+			// Completed in place: if an invalidation removed the reservation meanwhile, the entry is not in L1.
+			reserved.complete(entry);
+			return this.l1.asMap().get(key) == reserved;
 		}
 
 		@Override

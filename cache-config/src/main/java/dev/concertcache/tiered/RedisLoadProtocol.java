@@ -2,6 +2,8 @@ package dev.concertcache.tiered;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -95,6 +97,31 @@ final class RedisLoadProtocol<V> {
 		catch (UnavailableException ex) {
 			return RedisRead.unavailable();
 		}
+	}
+
+	/**
+	 * Reads {@code keys} (encoded) for a fill of L1 from the hot set: what {@link #read} would return as a hit for
+	 * each, under the current generation and shape, {@code null} where it would not (nothing, a tombstone, a value
+	 * kept only to be served stale, an unreadable one, a key this instance's own pending eviction covers). One
+	 * round trip, no lock: a key Redis has no fresh value of is left to the first real read.
+	 * @throws UnavailableException if Redis cannot be used
+	 */
+	List<@Nullable Optional<V>> readFresh(List<String> keys) {
+		long generation = this.generations.current();
+		List<String> valueKeys = new ArrayList<>(keys.size());
+		for (String key : keys) {
+			valueKeys.add(this.redis.valueKey(this.cache, generation, this.codec.shape(), key));
+		}
+		List<String> raws = this.redis.multiGet(this.cache, valueKeys);
+		long now = this.settings.clock().millis();
+		List<@Nullable Optional<V>> values = new ArrayList<>(keys.size());
+		for (int i = 0; i < keys.size(); i++) {
+			String raw = raws.get(i);
+			Stored<V> stored = (raw != null && !JsonValueCodec.isTombstone(raw)
+					&& !this.settings.pending().covers(this.cache, keys.get(i))) ? decode(raw) : null;
+			values.add((stored != null && stored.isFreshAt(now)) ? stored.value() : null);
+		}
+		return values;
 	}
 
 	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen) {

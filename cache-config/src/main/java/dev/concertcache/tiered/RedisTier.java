@@ -130,6 +130,18 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
+	 * Adds one instance's hottest keys (ARGV[3..]: score, key pairs) to a cache's hot set, keeps the ARGV[1] with
+	 * the highest scores (the most recently published, hottest first) and expires the set ARGV[2] ms after the last
+	 * publish: a set bounded in keys and in time whatever the number of instances.
+	 */
+	private static final RedisScript<Long> PUBLISH_HOT = RedisScript.of("""
+			for i = 3, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'GT', ARGV[i], ARGV[i + 1]) end
+			redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[1]) + 1))
+			redis.call('PEXPIRE', KEYS[1], ARGV[2])
+			return redis.call('ZCARD', KEYS[1])
+			""", Long.class);
+
+	/**
 	 * How much longer than asked a shape is registered: the next loads of the shape then skip the registration
 	 * (one command per shape per cache every few minutes, not one per miss). A longer registration only makes
 	 * evictions tombstone that shape's key a while longer.
@@ -221,6 +233,48 @@ final class RedisTier {
 	/** The key of the last failover (config epoch) {@code cache}'s generation was moved for; in its slot. */
 	private String failoverKey(String cache) {
 		return "{" + generationKey(cache) + "}:failover";
+	}
+
+	/**
+	 * {@code {<prefix>:v1:<cache>:hot}}: the cache's hot set, a sorted set of encoded keys (not of Redis keys: they
+	 * outlive generations and shapes), its whole name its tag as for the counters.
+	 */
+	String hotSetKey(String cache) {
+		return "{" + this.namespace + cache + ":hot}";
+	}
+
+	/**
+	 * Publishes {@code hottest} (encoded keys, hottest first) into {@code cache}'s hot set, scored by {@code now}
+	 * (epoch ms) less their rank, so that the newest publishes win and each keeps its order.
+	 * @return how many keys the set holds
+	 */
+	long publishHot(String cache, List<String> hottest, int size, long ttlMillis, long now) {
+		List<String> args = new ArrayList<>(2 + 2 * hottest.size());
+		args.add(String.valueOf(size));
+		args.add(String.valueOf(ttlMillis));
+		for (int rank = 0; rank < hottest.size(); rank++) {
+			args.add(String.valueOf(now - rank));
+			args.add(hottest.get(rank));
+		}
+		Long held = call(cache, "hot-set", () -> this.redis.execute(PUBLISH_HOT, List.of(hotSetKey(cache)),
+				args.toArray()));
+		return (held != null) ? held : 0;
+	}
+
+	/** The hottest {@code max} keys (encoded) of {@code cache}'s hot set, hottest first. */
+	List<String> hotKeys(String cache, int max) {
+		Set<String> keys = call(cache, "hot-set",
+				() -> this.redis.opsForZSet().reverseRange(hotSetKey(cache), 0, max - 1));
+		return (keys != null) ? List.copyOf(keys) : List.of();
+	}
+
+	/**
+	 * The values of {@code valueKeys}, in order, {@code null} for a missing one: one MGET (which the cluster client
+	 * splits by slot).
+	 */
+	List<String> multiGet(String cache, List<String> valueKeys) {
+		List<String> values = call(cache, "get", () -> this.redis.opsForValue().multiGet(valueKeys));
+		return (values != null) ? values : java.util.Collections.nCopies(valueKeys.size(), null);
 	}
 
 	String shapesKey(String cache) {

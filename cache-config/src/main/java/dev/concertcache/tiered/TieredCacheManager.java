@@ -22,4 +22,13 @@ public interface TieredCacheManager {
 		return TieredCacheWarmup.NONE;
 	}
 
+	/**
+	 * Fills this instance's L1 with the entries other instances read most (their published hot set), as far as
+	 * Redis holds fresh values of them, within the configured bounds; before the instance reports ready. Never
+	 * calls a loader and never fails: what it could not fill, the first reads load.
+	 */
+	default HotSetFill fillHotSet() {
+		return HotSetFill.NONE;
+	}
+
 }

@@ -31,6 +31,8 @@ import io.micrometer.core.instrument.Timer;
  * failed (ADR 0031); a read that joined such a load counts too.</li>
  * <li>{@code tiered_cache_loads_rejected_total{cache,reason="circuit-open"|"bulkhead-full"}}: misses whose loader
  * was not called (ADR 0030).</li>
+ * <li>{@code tiered_cache_hot_set_fill_seconds{complete}} and {@code tiered_cache_hot_set_filled_total{cache}}: the
+ * fill of L1 from the fleet's hot set before the instance is ready, and the entries it put in.</li>
  * <li>{@code tiered_cache_size{cache,tier="l1"}} (stale entries included), {@code tiered_cache_pending_evictions}.
  * </li>
  * </ul>
@@ -70,6 +72,24 @@ final class TieredCacheMetrics {
 
 	void error(String cache, String operation) {
 		this.registry.counter("tiered.cache.errors", "cache", cache, "tier", "l2", "operation", operation).increment();
+	}
+
+	/** A fill of L1 from the hot set: {@code tiered.cache.hot.set.fill{complete}} (a timer). */
+	void hotSetFill(long nanos, boolean complete) {
+		Timer.builder("tiered.cache.hot.set.fill")
+			.description("Fills of L1 from the fleet's hot set, before the instance is ready")
+			.tag("complete", String.valueOf(complete))
+			.register(this.registry)
+			.record(nanos, TimeUnit.NANOSECONDS);
+	}
+
+	/** Entries a fill put into the L1 of {@code cache}: {@code tiered.cache.hot.set.filled{cache}}. */
+	void hotSetFilled(String cache, long entries) {
+		Counter.builder("tiered.cache.hot.set.filled")
+			.description("Entries put into L1 from the fleet's hot set")
+			.tag("cache", cache)
+			.register(this.registry)
+			.increment(entries);
 	}
 
 	void pendingEvictions(Supplier<Number> size) {

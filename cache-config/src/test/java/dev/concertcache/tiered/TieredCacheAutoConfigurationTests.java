@@ -117,6 +117,29 @@ class TieredCacheAutoConfigurationTests {
 	}
 
 	@Test
+	void hotSetPropertiesReachTheCoreAndUnsetOnesKeepTheirDefaults() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.publish-interval=10s",
+					"tiered-cache.hot-set.size=250")
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet())
+				.isEqualTo(HotSetConfiguration.defaultConfig()
+					.withPublishInterval(Duration.ofSeconds(10))
+					.withSize(250)
+					.withFillTimeout(HotSetConfiguration.DEFAULT_FILL_TIMEOUT)));
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.fill-timeout=750ms")
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet())
+				.isEqualTo(HotSetConfiguration.defaultConfig().withFillTimeout(Duration.ofMillis(750))));
+	}
+
+	@Test
+	void aZeroHotSetPublishIntervalFailsStartUpNamingTheProperty() {
+		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.publish-interval=0s")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("tiered-cache.hot-set.publish-interval must be positive"));
+	}
+
+	@Test
 	void circuitBreakersAndBulkheadGoIntoTheApplicationsRegistriesWhenItHasThem() {
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
 			.withBean(CircuitBreakerRegistry.class, CircuitBreakerRegistry::ofDefaults)

@@ -12,7 +12,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -30,6 +33,7 @@ import org.springframework.web.client.RestClientException;
 import dev.concertcache.api.ApiProperties;
 import dev.concertcache.api.concert.ConcertPage;
 import dev.concertcache.api.concert.ConcertSummary;
+import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheWarmup;
 
@@ -39,7 +43,11 @@ import dev.concertcache.tiered.TieredCacheWarmup;
  * now and then a 404 and a 400. By the time the first user arrives, the JIT has compiled the whole request path
  * (Tomcat, filters, Spring MVC, both cache tiers, JDBC, Jackson) instead of compiling it on the users' time. The
  * requests run inside a {@link TieredCacheWarmup}, so the caches stay as cold as they were (ADR 0202). Spring Boot
- * reports ready once application runners return, so no load balancer or probe sends traffic meanwhile.
+ * reports ready once application runners return, so no load balancer or probe sends traffic meanwhile. At most
+ * {@code concert-cache.warmup.max-rate} requests per second, so that an instance joining a fleet on shared cores
+ * leaves the serving instances their CPU. Then it fills L1 from the fleet's hot set
+ * ({@link TieredCacheManager#fillHotSet()}): the entries the fleet reads most, from Redis, within
+ * {@code tiered-cache.hot-set.*}'s bounds.
  */
 @Component
 class WarmupRunner implements ApplicationRunner {
@@ -65,6 +73,8 @@ class WarmupRunner implements ApplicationRunner {
 
 	private volatile Result result = new Result(0, 0, Duration.ZERO, false);
 
+	private volatile HotSetFill hotSet = HotSetFill.NONE;
+
 	WarmupRunner(ApiProperties properties, TieredCacheManager caches, WarmupFilter filter, Environment environment,
 			RestClient.Builder restClients) {
 		this.settings = properties.getWarmup();
@@ -74,14 +84,21 @@ class WarmupRunner implements ApplicationRunner {
 		this.restClients = restClients;
 	}
 
+	/** The JIT warm-up, then the fill of L1 from the fleet's hot set (issue 15): both before readiness. */
 	@Override
 	public void run(ApplicationArguments args) throws Exception {
+		warmUpTheJit();
+		this.hotSet = this.caches.fillHotSet();
+	}
+
+	private void warmUpTheJit() throws Exception {
 		Duration duration = this.settings.getMaxDuration();
 		Integer port = this.environment.getProperty("local.server.port", Integer.class);
 		if (duration.isZero() || duration.isNegative() || port == null) {
 			return;
 		}
 		long started = System.nanoTime();
+		long cpuStarted = processCpuNanos();
 		RestClient http = restClient(baseUri(port));
 		try (TieredCacheWarmup warmup = this.caches.openWarmup()) {
 			this.filter.begin(warmup);
@@ -92,15 +109,29 @@ class WarmupRunner implements ApplicationRunner {
 				this.filter.end();
 			}
 		}
+		long cpu = processCpuNanos() - cpuStarted;
 		Result done = this.result;
 		logger.info("Warm-up: " + done.requests() + " requests (" + done.failed() + " failed) in "
 				+ done.took().toMillis() + " ms, " + (done.settled() ? "until the JIT settled" : "the longest allowed")
+				+ ", " + String.format("%.1f", cpu / 1e9) + " s of CPU ("
+				+ String.format("%.2f", (double) cpu / Math.max(1, done.took().toNanos())) + " cores)"
 				+ "; the caches are as cold as before");
 	}
 
 	/** What the last warm-up did; for tests and diagnostics. */
 	Result result() {
 		return this.result;
+	}
+
+	/** What the last fill of L1 from the hot set did; for tests and diagnostics. */
+	HotSetFill hotSet() {
+		return this.hotSet;
+	}
+
+	/** The CPU time of the whole process (every thread, the JIT's included), 0 where the JVM cannot tell. */
+	private static long processCpuNanos() {
+		return (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os)
+				? Math.max(0, os.getProcessCpuTime()) : 0;
 	}
 
 	/**
@@ -158,8 +189,14 @@ class WarmupRunner implements ApplicationRunner {
 
 		private final AtomicInteger failed = new AtomicInteger();
 
+		private final long nanosPerRequest;
+
+		private final AtomicLong nextSlot = new AtomicLong(System.nanoTime());
+
 		Journeys(RestClient http) {
 			this.http = http;
+			int rate = WarmupRunner.this.settings.getMaxRate();
+			this.nanosPerRequest = (rate > 0) ? TimeUnit.SECONDS.toNanos(1) / rate : 0;
 		}
 
 		Result run(long deadline) throws Exception {
@@ -186,6 +223,25 @@ class WarmupRunner implements ApplicationRunner {
 			}
 			finally {
 				executor.shutdownNow();
+			}
+		}
+
+		/**
+		 * Holds the warm-up to {@code max-rate} requests per second over every thread: a joining instance must not
+		 * take the CPU the instances already serving share with it.
+		 */
+		private void pace() {
+			if (this.nanosPerRequest <= 0) {
+				return;
+			}
+			long slot = this.nextSlot.getAndAdd(this.nanosPerRequest);
+			long wait = slot - System.nanoTime();
+			if (wait > 0) {
+				LockSupport.parkNanos(wait);
+			}
+			else if (-wait > TimeUnit.SECONDS.toNanos(1)) {
+				// Behind by more than a second (the server was slow): no burst to catch up.
+				this.nextSlot.accumulateAndGet(System.nanoTime(), Math::max);
 			}
 		}
 
@@ -243,6 +299,7 @@ class WarmupRunner implements ApplicationRunner {
 		 * read and dropped, the connection kept). A 5xx or no answer counts as failed; a 4xx is an answer.
 		 */
 		private <T> T get(Class<T> type, String uri, Object... variables) {
+			pace();
 			this.requests.incrementAndGet();
 			try {
 				return this.http.get().uri(uri, variables).exchange((request, response) -> {

@@ -72,6 +72,7 @@ class WarmupTests extends ApiTestSupport {
 		assertThat(selectsExecuted() - selects).as("loads of the warm-up's twins").isGreaterThan(30);
 		assertThat(this.redis.keys(KEY_PREFIX + ":*")).as("Redis as before").isEqualTo(keys);
 		assertThat(l1Sizes()).as("L1 as before").isEqualTo(l1Sizes);
+		assertThat(this.warmup.hotSet().complete()).as("the hot-set fill ran after the warm-up").isTrue();
 	}
 
 	@Test

@@ -30,13 +30,15 @@ import dev.concertcache.tiered.TieredCacheMode;
  * @param lock The per-key Redis lock that lets one instance load a cold key while the others wait for it.
  * @param circuitBreaker The circuit breaker around every Redis call ({@code tiered-cache-redis}).
  * @param loader What guards each cache's loader (the database) on a miss in every tier (ADR 0030).
+ * @param hotSet The fleet's hot set: the keys each instance reads most, published to Redis, from which a starting
+ * instance fills its L1 before it is ready (ADR 0202).
  * @author concert-cache
  */
 @ConfigurationProperties("tiered-cache")
 public record TieredCacheProperties(@DefaultValue("none") TieredCacheMode mode, @Nullable String keyPrefix,
 		@Nullable String instanceId, @DefaultValue CacheSettings defaults, Map<String, CacheSettings> caches,
 		@DefaultValue Invalidation invalidation, @DefaultValue Lock lock,
-		@DefaultValue CircuitBreaker circuitBreaker, @DefaultValue Loader loader) {
+		@DefaultValue CircuitBreaker circuitBreaker, @DefaultValue Loader loader, @DefaultValue HotSet hotSet) {
 
 	public TieredCacheProperties {
 		caches = (caches != null) ? Map.copyOf(caches) : Map.of();
@@ -133,6 +135,19 @@ public record TieredCacheProperties(@DefaultValue("none") TieredCacheMode mode, 
 	 * @param maxWait Time a miss waits for a free slot before it fails or is served stale (default 50ms).
 	 */
 	public record Bulkhead(@Nullable Integer maxConcurrentCalls, @Nullable Duration maxWait) {
+	}
+
+	/**
+	 * The fleet's hot set (see {@code HotSetConfiguration}); an unset value keeps the default.
+	 *
+	 * @param publishInterval Interval at which each instance publishes the keys of its L1's hottest entries per
+	 * cache; the set expires after three intervals without a publish (default 30s).
+	 * @param size Number of hottest keys per cache each instance publishes, the set keeps, and a starting instance
+	 * fills at most; 0 turns the hot set off (default 1000).
+	 * @param fillTimeout Longest the fill of a starting instance takes, every cache together; past it the instance
+	 * is ready with what it filled (default 5s).
+	 */
+	public record HotSet(@Nullable Duration publishInterval, @Nullable Integer size, @Nullable Duration fillTimeout) {
 	}
 
 	private static <T> @Nullable T or(@Nullable T value, @Nullable T fallback) {

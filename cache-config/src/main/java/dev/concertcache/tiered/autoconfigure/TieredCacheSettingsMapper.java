@@ -14,6 +14,7 @@ import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 
 import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.HotSetConfiguration;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.Bulkhead;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.CacheSettings;
@@ -58,6 +59,7 @@ final class TieredCacheSettingsMapper {
 		map.from(invalidation.retryInterval()).to(builder::retryInterval);
 		map.from(properties.lock().ttl()).to(builder::lockTtl);
 		map.from(properties.lock().pollInterval()).to(builder::lockPollInterval);
+		builder.hotSet(hotSet(properties.hotSet()));
 		builder.redisCircuitBreaker(breaker(DefaultTieredCacheManager.DEFAULT_REDIS_CIRCUIT_BREAKER,
 				resilience4jBreaker(DefaultTieredCacheManager.CIRCUIT_BREAKER_NAME, properties.circuitBreaker())));
 		TieredCacheConfiguration defaults = configuration(TieredCacheConfiguration.defaultConfig(),
@@ -84,6 +86,15 @@ final class TieredCacheSettingsMapper {
 				.forEach(names::add);
 		}
 		return names;
+	}
+
+	private static HotSetConfiguration hotSet(TieredCacheProperties.HotSet properties) {
+		HotSetConfiguration[] result = { HotSetConfiguration.defaultConfig() };
+		PropertyMapper map = PropertyMapper.get();
+		map.from(properties.publishInterval()).to((value) -> result[0] = result[0].withPublishInterval(value));
+		map.from(properties.size()).to((value) -> result[0] = result[0].withSize(value));
+		map.from(properties.fillTimeout()).to((value) -> result[0] = result[0].withFillTimeout(value));
+		return result[0];
 	}
 
 	private static TieredCacheConfiguration configuration(TieredCacheConfiguration base, CacheSettings settings) {
