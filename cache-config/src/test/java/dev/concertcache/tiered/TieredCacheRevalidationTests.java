@@ -48,6 +48,16 @@ class TieredCacheRevalidationTests {
 	}
 
 	@Test
+	void cacheThatServesNothingStaleStillKeepsTheInstanceOfAnUnchangedValue() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> strict = instance.cache("strict", Long.class, Item.class);
+		Item loaded = strict.lookup(1L, new CountingLoader().returning(new Item(1, "one"))).value().orElseThrow();
+		instance.ticker.advance(L1_TTL);
+		assertThat(strict.lookup(1L, new CountingLoader().returning(new Item(1, "one"))).value().orElseThrow())
+			.isSameAs(loaded);
+	}
+
+	@Test
 	void entryDecodedFromRedisKeepsItsInstanceAcrossExpiriesWhileRedisHoldsTheSameBytes() {
 		CacheInstance writer = instance();
 		CacheInstance reader = instance();
@@ -135,9 +145,10 @@ class TieredCacheRevalidationTests {
 		assertThat(again.source()).isEqualTo(Source.LOADER);
 	}
 
-	/** L1 10 s without jitter, the default stale window (L1 keeps an entry past its freshness). */
+	/** L1 10 s without jitter, the default stale window; cache "strict" serves nothing stale. */
 	private final CacheInstance.Settings properties = CacheInstance.properties(
-			(settings) -> settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(L1_TTL).withJitter(0)));
+			(settings) -> settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(L1_TTL).withJitter(0))
+				.withCacheConfiguration("strict", settings.cacheDefaults().withStaleIfError(Duration.ZERO)));
 
 	/** An instance of the application; every instance of one test shares its key prefix. */
 	private CacheInstance instance() {
