@@ -23,7 +23,9 @@ import dev.concertcache.tiered.RedisTier.UnavailableException;
  * Both tiers keep a value {@code stale-if-error} longer than its time to live (ADR 0031): L1 entries carry their
  * fresh-until time, Redis envelopes theirs ({@code "f"}). A read of an entry past it refreshes it like a miss
  * (single flight); if the load fails, {@link StaleIfError} picks the stale value to return (the Redis one if Redis
- * still has one, else the L1 one), marked stale, and it stays in L1 so that the next read tries again.
+ * still has one, else the L1 one), marked stale, and it stays in L1 so that the next read tries again. A refresh
+ * that finds, through the normal read, the very bytes the L1 entry came from keeps its value instance
+ * ({@link StoredDigest}): what the application made of it (written JSON, an entity tag) stays valid.
  */
 final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
@@ -314,9 +316,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	private L1Entry<V> loadThroughRedis(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1) {
 		long started = this.ticker.read();
 		long readAt = this.watermark.now();
-		RedisRead<V> read = this.redis.read(key);
+		RedisRead<V> read = this.redis.read(key, staleInL1);
 		if (read instanceof RedisRead.Hit<V> hit) {
-			return fresh(hit.value(), Source.L2, readAt);
+			return fresh(hit.value(), Source.L2, readAt, hit.digest());
 		}
 		Optional<V> loaded;
 		try {
@@ -335,17 +337,20 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			}
 			throw ex;
 		}
-		if (read instanceof RedisRead.Load<V> load) {
-			this.redis.store(load, loaded, started);
-		}
-		return fresh(loaded, Source.LOADER, readAt);
+		StoredDigest stored = (read instanceof RedisRead.Load<V> load) ? this.redis.store(load, loaded, started)
+				: null;
+		return fresh(loaded, Source.LOADER, readAt, stored);
 	}
 
-	/** An L1 entry for a value just read from Redis or loaded: fresh for the (jittered) L1 time to live. */
-	private L1Entry<V> fresh(Optional<V> value, Source source, long readAt) {
+	/**
+	 * An L1 entry for a value just read from Redis or loaded: fresh for the (jittered) L1 time to live.
+	 * @param digest the Redis bytes it was read from or stored as, so that a refresh that finds them again keeps
+	 * the instance
+	 */
+	private L1Entry<V> fresh(Optional<V> value, Source source, long readAt, @Nullable StoredDigest digest) {
 		long freshUntil = this.ticker.read() + this.spec.l1Nanos(value.isEmpty());
 		return new L1Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source,
-				readAt);
+				readAt, digest);
 	}
 
 	/** Calls the loader through the guard; the load timer measures the call itself, not the wait for a slot. */

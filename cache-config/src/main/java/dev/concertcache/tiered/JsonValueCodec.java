@@ -99,6 +99,23 @@ final class JsonValueCodec<V> {
 		return new Stored<>(Optional.of(envelope.d()), freshUntil);
 	}
 
+	/**
+	 * The fresh-until time an entry starts with, read without parsing its JSON (as the lock script reads it);
+	 * {@code -1} if it does not start with one.
+	 */
+	static long freshUntilPrefix(String raw) {
+		if (!raw.startsWith(FRESH_UNTIL_PREFIX)) {
+			return -1;
+		}
+		int start = FRESH_UNTIL_PREFIX.length();
+		int end = start;
+		while (end < raw.length() && end - start < 19 && Character.isDigit(raw.charAt(end))) {
+			end++;
+		}
+		return (end > start && end < raw.length() && raw.charAt(end) == ',')
+				? Long.parseLong(raw, start, end, 10) : -1;
+	}
+
 	static boolean isTombstone(@Nullable String raw) {
 		return raw != null && raw.startsWith(TOMBSTONE_PREFIX);
 	}

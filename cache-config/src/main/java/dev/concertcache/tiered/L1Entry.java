@@ -5,6 +5,7 @@ import java.util.Optional;
 
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
@@ -30,16 +31,21 @@ final class L1Entry<V> {
 	/** When the value was read from Redis or the loader, on the {@link InvalidationWatermark}'s clock. */
 	final long readAt;
 
+	/** The Redis bytes the value was decoded from or stored as, {@code null} if unknown. */
+	final @Nullable StoredDigest digest;
+
 	final Lookup<V> lookup;
 
 	final Lookup<V> fromL1;
 
-	L1Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source, long readAt) {
+	L1Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source, long readAt,
+			@Nullable StoredDigest digest) {
 		this.value = value;
 		this.freshUntil = freshUntil;
 		this.staleUntil = staleUntil;
 		this.stale = stale;
 		this.readAt = readAt;
+		this.digest = digest;
 		this.lookup = new Lookup<>(value, stale, source);
 		this.fromL1 = (source == Source.L1) ? this.lookup : new Lookup<>(value, stale, Source.L1);
 	}
@@ -50,7 +56,8 @@ final class L1Entry<V> {
 
 	L1Entry<V> servedStale() {
 		return this.stale ? this
-				: new L1Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1, this.readAt);
+				: new L1Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1, this.readAt,
+						this.digest);
 	}
 
 	/**

@@ -65,8 +65,12 @@ final class RedisLoadProtocol<V> {
 		return this.redis.valueKey(this.cache, this.generations.current(), this.codec.shape(), key);
 	}
 
-	/** Reads {@code key} (encoded): a fresh value, or a miss to load (under the lock if this reader took it). */
-	RedisRead<V> read(String key) {
+	/**
+	 * Reads {@code key} (encoded): a fresh value, or a miss to load (under the lock if this reader took it).
+	 * @param previous the L1 entry past its freshness that this read refreshes, if any: if the key holds, fresh,
+	 * the very bytes it was decoded from, the hit carries its value instance instead of decoding them again
+	 */
+	RedisRead<V> read(String key, @Nullable L1Entry<V> previous) {
 		if (this.settings.pending().covers(this.cache, key)) {
 			// Redis still holds what this instance's own write replaced: the writer must not read it back.
 			return RedisRead.unavailable();
@@ -77,11 +81,18 @@ final class RedisLoadProtocol<V> {
 			String raw = this.redis.get(this.cache, valueKey);
 			String lockKey = this.redis.lockKey(this.cache, generation, this.codec.shape(), key);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
+				StoredDigest digest = StoredDigest.of(raw);
+				long now = this.settings.clock().millis();
+				if (previous != null && digest.equals(previous.digest)
+						&& now < JsonValueCodec.freshUntilPrefix(raw)) {
+					this.metrics.l2Hit.increment();
+					return new RedisRead.Hit<>(previous.value, digest);
+				}
 				Stored<V> stored = decode(raw);
-				boolean fresh = stored != null && stored.isFreshAt(this.settings.clock().millis());
+				boolean fresh = stored != null && stored.isFreshAt(now);
 				((fresh) ? this.metrics.l2Hit : this.metrics.l2Miss).increment();
 				if (fresh) {
-					return new RedisRead.Hit<>(stored.value());
+					return new RedisRead.Hit<>(stored.value(), digest);
 				}
 				if (stored == null) {
 					// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
@@ -141,7 +152,7 @@ final class RedisLoadProtocol<V> {
 			}
 			if (attempt instanceof LockAttempt.Hit hit) {
 				Stored<V> stored = decode(hit.raw());
-				return (stored != null) ? new RedisRead.Hit<>(stored.value())
+				return (stored != null) ? new RedisRead.Hit<>(stored.value(), StoredDigest.of(hit.raw()))
 						: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null);
 			}
 			if (attempt instanceof LockAttempt.Locked locked) {
@@ -169,14 +180,15 @@ final class RedisLoadProtocol<V> {
 	/**
 	 * Stores what the loader returned if the key still holds what it saw, and releases the lock.
 	 * @param started the ticker time the read began
+	 * @return the digest of the bytes stored, {@code null} if nothing was
 	 */
-	void store(RedisRead.Load<V> load, Optional<V> loaded, long started) {
+	@Nullable StoredDigest store(RedisRead.Load<V> load, Optional<V> loaded, long started) {
 		long elapsed = this.settings.ticker().read() - started;
 		try {
 			if (elapsed >= this.settings.tombstoneTtl().toNanos() / 2) {
 				// A tombstone set during this load may have expired already: the compare below could not see it.
 				unlock(load);
-				return;
+				return null;
 			}
 			long ttl = this.spec.l2Millis(loaded.isEmpty());
 			String encoded;
@@ -187,14 +199,16 @@ final class RedisLoadProtocol<V> {
 				this.metrics.error("serialize");
 				logger.warn("Cannot write a value of cache '" + this.cache + "' as JSON", ex);
 				unlock(load);
-				return;
+				return null;
 			}
-			this.redis.storeIfUnchanged(this.cache, load.valueKey(), load.lockKey(), load.seen(), encoded,
-					ttl + this.spec.l2StaleMillis(loaded.isEmpty()), load.token(), this.codec.shape(),
+			boolean stored = this.redis.storeIfUnchanged(this.cache, load.valueKey(), load.lockKey(), load.seen(),
+					encoded, ttl + this.spec.l2StaleMillis(loaded.isEmpty()), load.token(), this.codec.shape(),
 					this.settings.clock().millis());
+			return (stored) ? StoredDigest.of(encoded) : null;
 		}
 		catch (UnavailableException ex) {
 			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
+			return null;
 		}
 	}
 

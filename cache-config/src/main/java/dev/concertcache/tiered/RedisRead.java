@@ -17,8 +17,11 @@ sealed interface RedisRead<V> {
 		return (RedisRead<V>) Unavailable.INSTANCE;
 	}
 
-	/** A fresh value (or a fresh "absent"). */
-	record Hit<V>(Optional<V> value) implements RedisRead<V> {
+	/**
+	 * A fresh value (or a fresh "absent").
+	 * @param digest the digest of the bytes it was read from, {@code null} if unknown
+	 */
+	record Hit<V>(Optional<V> value, @Nullable StoredDigest digest) implements RedisRead<V> {
 	}
 
 	/**

@@ -53,7 +53,7 @@ final class StaleIfError<V> {
 				if (left > 0) {
 					// Fresh until now: the next read tries the loader again.
 					return new L1Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-							Source.L2, InvalidationWatermark.NEVER);
+							Source.L2, InvalidationWatermark.NEVER, null);
 				}
 			}
 		}

@@ -172,9 +172,13 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 		return absent ? 0 : this.staleIfError.toMillis();
 	}
 
-	/** What L1 keeps an entry for beyond its freshness, in nanoseconds. */
+	/**
+	 * What L1 keeps a value for beyond its freshness, in nanoseconds: the stale window, or where the cache serves
+	 * nothing stale one more L1 time to live, so that a refresh that finds the same bytes in Redis keeps the
+	 * instance ({@link StoredDigest}). Absent results: nothing.
+	 */
 	long l1StaleNanos(boolean absent) {
-		return absent ? 0 : this.staleIfError.toNanos();
+		return absent ? 0 : (servesStale() ? this.staleIfError : this.l1Ttl).toNanos();
 	}
 
 	private long jittered(long ttl) {

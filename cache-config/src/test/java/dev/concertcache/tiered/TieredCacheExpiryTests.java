@@ -34,7 +34,7 @@ class TieredCacheExpiryTests {
 		CacheInstance instance = instance(CacheInstance.properties((settings) -> {
 			settings.cacheDefaults(settings.cacheDefaults().withL1Ttl(Duration.ofSeconds(10)));
 			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
-			// Without a stale window the entry leaves L1 at its TTL (with one it stays until the window ends).
+			// Without a stale window L1 keeps the entry one more TTL, to be revalidated (with one, the window).
 			settings.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO));
 		}));
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
@@ -47,6 +47,8 @@ class TieredCacheExpiryTests {
 		cache.get(1L, loader.returning(new Item(1, "one")));
 		assertThat(loader.calls()).isEqualTo(1);
 		assertThat(instance.gets("items", "l2", "hit")).isEqualTo(1);
+		instance.ticker.advance(Duration.ofSeconds(20));
+		assertThat(cache.isStaleInL1(1L)).isFalse();
 		assertThat(instance.count("tiered.cache.evictions", "cache", "items", "tier", "l1", "cause", "expired"))
 			.isEqualTo(1);
 	}

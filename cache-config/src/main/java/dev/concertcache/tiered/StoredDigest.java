@@ -1,0 +1,29 @@
+package dev.concertcache.tiered;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * Which Redis bytes an L1 value was decoded from or stored as: 128 bits of their SHA-256. An L1 entry past its
+ * freshness whose key, read again through the normal path, still holds the same bytes keeps its value instance
+ * instead of decoding a new one, and with it whatever the application made of that instance (the API's written
+ * JSON and entity tag). Same digest means same bytes, so reusing the instance serves exactly what a decode would;
+ * 32 bytes per entry instead of the envelope itself.
+ */
+record StoredDigest(long high, long low) {
+
+	static StoredDigest of(String raw) {
+		MessageDigest sha256;
+		try {
+			sha256 = MessageDigest.getInstance("SHA-256");
+		}
+		catch (NoSuchAlgorithmException ex) {
+			throw new IllegalStateException("Every JVM has SHA-256", ex);
+		}
+		ByteBuffer digest = ByteBuffer.wrap(sha256.digest(raw.getBytes(StandardCharsets.UTF_8)));
+		return new StoredDigest(digest.getLong(), digest.getLong());
+	}
+
+}
