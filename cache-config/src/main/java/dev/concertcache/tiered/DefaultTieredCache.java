@@ -283,9 +283,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			return 0;
 		}
 		long readAt = this.watermark.now();
-		List<@Nullable Optional<V>> values;
+		List<RedisRead.@Nullable Hit<V>> hits;
 		try {
-			values = this.redis.readFresh(reservedKeys);
+			hits = this.redis.readFresh(reservedKeys);
 		}
 		catch (RuntimeException | Error ex) {
 			for (int i = 0; i < reservedKeys.size(); i++) {
@@ -295,8 +295,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 		int filled = 0;
 		for (int i = 0; i < reservedKeys.size(); i++) {
-			Optional<V> value = values.get(i);
-			L1Entry<V> entry = (value != null) ? fresh(value, Source.L2, readAt) : null;
+			RedisRead.Hit<V> hit = hits.get(i);
+			L1Entry<V> entry = (hit != null) ? fresh(hit.value(), Source.L2, readAt, hit.digest()) : null;
 			if (this.local.fill(reservedKeys.get(i), reservations.get(i), entry)) {
 				filled++;
 			}

@@ -117,7 +117,7 @@ final class RedisLoadProtocol<V> {
 	 * round trip, no lock: a key Redis has no fresh value of is left to the first real read.
 	 * @throws UnavailableException if Redis cannot be used
 	 */
-	List<@Nullable Optional<V>> readFresh(List<String> keys) {
+	List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
 		long generation = this.generations.current();
 		List<String> valueKeys = new ArrayList<>(keys.size());
 		for (String key : keys) {
@@ -125,14 +125,15 @@ final class RedisLoadProtocol<V> {
 		}
 		List<String> raws = this.redis.multiGet(this.cache, valueKeys);
 		long now = this.settings.clock().millis();
-		List<@Nullable Optional<V>> values = new ArrayList<>(keys.size());
+		List<RedisRead.@Nullable Hit<V>> hits = new ArrayList<>(keys.size());
 		for (int i = 0; i < keys.size(); i++) {
 			String raw = raws.get(i);
 			Stored<V> stored = (raw != null && !JsonValueCodec.isTombstone(raw)
 					&& !this.settings.pending().covers(this.cache, keys.get(i))) ? decode(raw) : null;
-			values.add((stored != null && stored.isFreshAt(now)) ? stored.value() : null);
+			hits.add((stored != null && stored.isFreshAt(now))
+					? new RedisRead.Hit<>(stored.value(), StoredDigest.of(raw)) : null);
 		}
-		return values;
+		return hits;
 	}
 
 	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen) {
