@@ -224,6 +224,18 @@ _fleet_snapshot() {
     -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Questions', 'Max_used_connections')" \
     >"$run/$phase/mariadb.tsv"
   _fleet_redis_info "$run/$phase/redis.txt"
+  local port
+  for port in $(_fleet_redis_ports); do
+    redis-cli -p "$port" INFO commandstats 2>/dev/null | tr -d '\r' >"$run/$phase/commandstats.$port" || true
+  done
+}
+
+_fleet_redis_ports() {
+  if [[ ${REDIS_MODE:-standalone} == cluster ]]; then
+    echo "$REDIS_CLUSTER_PORTS"
+  else
+    echo "$REDIS_PORT"
+  fi
 }
 
 # Redis connected_clients once a second, summed over the nodes of a cluster (report.py reads the peak).
@@ -295,6 +307,10 @@ k6=$("$K6" version | head -n 1)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
 EOF
+  # Connections, memory per entry and invalidation traffic, while the instances still hold their connections.
+  # shellcheck disable=SC2046 # one argument per node
+  python3 "$ROOT/loadtests/lib/footprint.py" measure "$dir" $(_fleet_redis_ports) >"$dir/footprint.txt" 2>&1 ||
+    echo "run.sh: warning: no Redis footprint; see $dir/footprint.txt" >&2
   step "results"
   {
     python3 "$ROOT/loadtests/lib/report.py" table "$dir"
