@@ -253,6 +253,7 @@ _fleet_start_sampler() {
 
 fleet_run() {
   local dir=$1 i
+  mkdir -p "$dir"
   INSTANCES=${INSTANCES:-1}
   FLEET_PORTS=()
   _fleet_take_port 8080

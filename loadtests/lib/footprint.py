@@ -37,6 +37,8 @@ def kind(key):
         return "generation"
     if key.endswith(":shapes"):
         return "shapes"
+    if re.search(r"\}:(leader|position)$", key):
+        return "capture"  # the binary-log reader's lease and position (ADR 0033)
     if ":lock:g" in key:
         return "lock"
     match = re.search(r":v\d+:([^:]+):g\d+:", key)
@@ -101,7 +103,7 @@ def node_measure(port):
         sample = group[:SAMPLE]
         out = redis(port, stdin="".join(f"MEMORY USAGE \"{k}\"\n" for k in sample)).split()
         values = [int(v) for v in out if v.isdigit()]
-        sizes[name] = {"keys": len(group), "sampled": len(values), "bytes": sum(values)}
+        sizes[name] = {"keys": len(group), "sampled": len(values), "bytes": sum(values), "examples": group[:3]}
     stream = {}
     if "stream" in by_kind:
         name = by_kind["stream"][0]
@@ -167,9 +169,10 @@ def figures(data):
     kinds = {}
     for node in primaries:
         for name, k in node["kinds"].items():
-            total = kinds.setdefault(name, {"keys": 0, "sampled": 0, "bytes": 0})
-            for field in total:
+            total = kinds.setdefault(name, {"keys": 0, "sampled": 0, "bytes": 0, "examples": []})
+            for field in ("keys", "sampled", "bytes"):
                 total[field] += k[field]
+            total["examples"] += k.get("examples", [])
     for name, k in kinds.items():
         if name.startswith("value:"):
             value_keys += k["keys"]
@@ -214,7 +217,8 @@ def text(data):
     lines.append("  keys by kind (all primaries; bytes: MEMORY USAGE, mean of a sample):")
     for name, k in sorted(f["kinds"].items()):
         mean = k["bytes"] / k["sampled"] if k["sampled"] else None
-        lines.append(f"    {name:<22}{num(k['keys']):>9} keys{num(mean):>8} bytes each")
+        lines.append(f"    {name:<22}{num(k['keys']):>9} keys{num(mean):>8} bytes each"
+                     + (f"  e.g. {', '.join(k['examples'][:2])}" if name == "other" else ""))
     lines.append(f"  per cached entry       {num(f['bytes_per_value'])} bytes (value keys, MEMORY USAGE); "
                  f"{num(f['dataset_bytes_per_key'])} bytes per key of used_memory_dataset")
     lines.append("")
