@@ -28,14 +28,22 @@ step() {
 
 step "MariaDB, a Redis primary, its replica and a sentinel (loopback)"
 start_mariadb
-start_redis
-PRIMARY_PORT=$REDIS_PORT
-REPLICA_DIR=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis-replica.XXXXXX")
+# redis_node NAME PORT [ARGS...]: redis-server on a copy of redis/redis.conf in a directory of its own: the sentinel
+# makes the nodes it reconfigures run CONFIG REWRITE, which rewrites the file a server was started with.
+redis_node() {
+  local name=$1 port=$2 dir
+  shift 2
+  dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis-$name.XXXXXX")
+  cp "$ROOT/redis/redis.conf" "$dir/redis.conf"
+  redis-server "$dir/redis.conf" --port "$port" --dir "$dir" --daemonize no --bind 127.0.0.1 \
+    --logfile "$dir/redis.log" --replica-serve-stale-data no "$@" &
+  service_track "redis-$name" $! "$dir"
+  wait_for_port "$port" 15 $!
+}
+PRIMARY_PORT=$(free_port)
+redis_node primary "$PRIMARY_PORT"
 REPLICA_PORT=$(free_port)
-redis-server "$ROOT/redis/redis.conf" --port "$REPLICA_PORT" --dir "$REPLICA_DIR" --daemonize no --bind 127.0.0.1 \
-  --logfile "$REPLICA_DIR/redis.log" --replicaof 127.0.0.1 "$PRIMARY_PORT" --replica-serve-stale-data no &
-service_track redis-replica $! "$REPLICA_DIR"
-wait_for_port "$REPLICA_PORT" 15 $!
+redis_node replica "$REPLICA_PORT" --replicaof 127.0.0.1 "$PRIMARY_PORT"
 SENTINEL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-sentinel.XXXXXX")
 SENTINEL_PORT=$(free_port)
 cat >"$SENTINEL_DIR/sentinel.conf" <<CONF
