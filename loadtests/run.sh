@@ -59,7 +59,9 @@ Usage: loadtests/run.sh [options]
   --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
   --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third),
                      redis-restart (Redis stopped and started again, empty, halfway) or, with --redis cluster,
-                     primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later)
+                     primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later);
+                     primary-kill also without --freshness, on a fleet on --redis cluster: failed reads, the
+                     run's p99 and the p99 of each 5 s window from the kill to the promotion + 5 s
   --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
                      scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
   --join             with --instances N (N >= 2): the floor first, then N-1 instances behind nginx under the
@@ -69,6 +71,11 @@ Usage: loadtests/run.sh [options]
                      request times per upstream). Give a --duration that covers the join plus a minute
   --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
                      the instances pointed at it with spring.data.redis.cluster.nodes (implies --instances 1)
+  --topology-compare the fleet (--instances, default 3) on one standalone Redis and on the 3+3 cluster in
+                     turn: standalone, cluster, standalone, cluster, standalone (--smoke: s, c, s), fresh
+                     instances each; cluster requests/s against the standalone runs beside it (target >= 0.9)
+  --writes N         users-per-second only: N admin writes a second besides the journeys (scenario writes,
+                     reported apart; on a fleet sent to instance 1 directly, read back from it)
   --standin          serve the API from loadtests/selftest/standin.py instead of the jar (tests
                      this runner without Java; no data is loaded)
   -h, --help
@@ -104,6 +111,8 @@ SQL_WRITER=false
 FAULT=none
 INSTANCES=""
 REDIS_MODE=""
+TOPOLOGY_COMPARE=false
+WRITES=""
 
 while (($#)); do
   case $1 in
@@ -127,6 +136,8 @@ while (($#)); do
     --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
     --join) JOIN=true; shift ;;
     --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
+    --topology-compare) TOPOLOGY_COMPARE=true; shift ;;
+    --writes) WRITES=${2:?--writes needs writes per second}; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -164,12 +175,15 @@ source "$ROOT/loadtests/lib/python-env.sh"
   die "--capture-compare goes without --compare, --ceiling, --freshness and --db-outage"
 ! { $CAPTURE_COMPARE && [[ $PROFILE != cache ]]; } || die "--capture-compare runs the cache profile only"
 [[ " ${FRESHNESS_FAULTS[*]} " == *" $FAULT "* ]] || die "--fault must be one of ${FRESHNESS_FAULTS[*]}"
-! { { $SQL_WRITER || [[ $FAULT != none ]]; } && ! $FRESHNESS; } || die "--sql-writer and --fault go with --freshness"
+! { { $SQL_WRITER || [[ $FAULT != none && $FAULT != primary-kill ]]; } && ! $FRESHNESS; } ||
+  die "--sql-writer and --fault (but primary-kill on a cluster) go with --freshness"
 ! { $FRESHNESS && { $COMPARE || $CEILING || $STANDIN || [[ -n $DB_OUTAGE ]]; }; } ||
   die "--freshness goes without --compare, --ceiling, --db-outage and --standin"
 ! { $FRESHNESS && [[ -n $DURATION && ! $DURATION =~ ^[0-9]+(s|m)?$ ]]; } ||
   die "--freshness takes a duration in s or m, e.g. 45s"
 [[ -z $SLO_MODE || $SLO_MODE == floor || $SLO_MODE == absolute ]] || die "--slo must be floor or absolute"
+[[ -z $WRITES || ($WRITES =~ ^[1-9][0-9]*$ && $SCENARIO == users-per-second) ]] ||
+  die "--writes takes writes per second, with --scenario users-per-second"
 fleet_validate
 trap stop_services EXIT
 trap 'exit 130' INT
@@ -394,6 +408,8 @@ run_k6() {
     --env "RESULTS_DIR=$dir" --env "ADMIN_TOKEN=$ADMIN_TOKEN")
   [[ -z $DURATION ]] || env+=(--env "DURATION=$DURATION")
   [[ -z $RATE ]] || env+=(--env "RATE=$RATE")
+  [[ -z $WRITES ]] || env+=(--env "WRITE_RATE=$WRITES" --env "WRITE_BASE_URL=${WRITE_BASE_URL:-${K6_BASE_URL:-http://127.0.0.1:$API_PORT}}")
+  [[ -z ${WINDOW_SECONDS:-} ]] || env+=(--env "WINDOW_SECONDS=$WINDOW_SECONDS")
   env+=("${SLO_ENV[@]}")
   # Issue 7's bar for a run with the database killed: misses may fail, under 1% of requests; p99 under 100 ms.
   [[ -z $DB_OUTAGE ]] || env+=(--env MAX_FAILED_RATE=0.01 --env "P99_MS=${P99_MS:-100}")
@@ -413,6 +429,16 @@ run_k6() {
     export K6_PROMETHEUS_RW_TREND_STATS=${K6_PROMETHEUS_RW_TREND_STATS:-p(95),p(99),avg}
   fi
   K6_STATUS=0
+  if [[ -n ${K6_BACKGROUND:-} ]]; then
+    # For a fault timed from the shell meanwhile (lib/fleet.sh): k6 in the background, tracked, its REST API on a
+    # port of its own (polled for the start of the load); the caller waits for K6_PID.
+    K6_API_PORT=$(free_port)
+    env "${dashboard[@]}" "$K6" run --address "127.0.0.1:$K6_API_PORT" "${output[@]}" "${env[@]}" \
+      "$ROOT/loadtests/scenarios/$SCENARIO.js" &
+    K6_PID=$!
+    service_track k6 "$K6_PID"
+    return
+  fi
   env "${dashboard[@]}" "$K6" run "${output[@]}" "${env[@]}" "$ROOT/loadtests/scenarios/$SCENARIO.js" ||
     K6_STATUS=$?
 }
@@ -526,7 +552,8 @@ LABEL=$PROFILE
 ! $CAPTURE_COMPARE || LABEL=capture-compare
 RUN_NAME=$SCENARIO-$LABEL
 ! $FRESHNESS || RUN_NAME=freshness-$FAULT$($SQL_WRITER && echo -sql || true)
-! fleet_active || RUN_NAME=$SCENARIO-$PROFILE-x${INSTANCES:-1}-${REDIS_MODE:-standalone}
+! fleet_active || RUN_NAME=$SCENARIO-$PROFILE-x${INSTANCES:-1}-${REDIS_MODE:-standalone}$([[ $FAULT == none ]] || echo "-$FAULT")
+! $TOPOLOGY_COMPARE || RUN_NAME=$SCENARIO-$PROFILE-x$INSTANCES-topology-compare
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME
 mkdir -p "$RESULTS"
 
@@ -547,7 +574,7 @@ fi
 
 exit_status=0
 if fleet_active && ! $FRESHNESS; then
-  fleet_run "$RESULTS"
+  fleet_main "$RESULTS"
   exit_status=$FLEET_STATUS
 elif $FRESHNESS; then
   freshness_run "$RESULTS"

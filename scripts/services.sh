@@ -157,10 +157,14 @@ redis_cluster_stream_primary() {
   for port in $REDIS_CLUSTER_PORTS; do
     redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^role:master' || continue
     first=${first:-$port}
-    if [[ -n $(redis-cli -p "$port" --scan --type stream 2>/dev/null | head -1) ]]; then
-      echo "$port"
-      return
-    fi
+    # By name and TYPE: redis-cli 7.0 has no --scan --type (it refuses the option and lists nothing).
+    local key
+    for key in $(redis-cli -p "$port" --scan --pattern '*:invalidations' 2>/dev/null); do
+      if [[ $(redis-cli -p "$port" TYPE "$key" 2>/dev/null) == stream ]]; then
+        echo "$port"
+        return
+      fi
+    done
   done
   echo "$first"
 }

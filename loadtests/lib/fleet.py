@@ -8,6 +8,13 @@
     fleet.py join RUN_DIR JOINER        --join: the joiner's (host:port) first-minute p99 from nginx's upstream.log,
                                         beside the rest of the fleet's and the floor's, as ratios
     fleet.py instances RUN_DIR          one row per instance, from RUN_DIR/instances/api-N/{before,after}/
+    fleet.py topology S C S [C S]       --topology-compare: the runs side by side, each cluster run against the
+                                        standalone runs beside it, then the means per topology and issue 12's
+                                        verdict (cluster / standalone requests/s >= 0.9, 0 failed, 0 dropped);
+                                        exit status 99 when missed
+    fleet.py failover RUN_DIR           --fault primary-kill: the load's requests, failed reads and p99 per
+                                        window around the kill (RUN_DIR/fault.log) and the verdict (0 failed
+                                        reads, p99 over the failover window <= the run's + 100 ms); 99 when missed
 
 Per instance: requests/s and share (http_server_requests_seconds_count without /actuator), cache hit ratios
 (tiered_cache_gets_total, as report.py), loads/s (tiered_cache_loads_seconds_count: the misses that went to
@@ -20,7 +27,7 @@ import math
 import sys
 from pathlib import Path
 
-from report import Run, num, pct, prometheus
+from report import Run, bare_neighbours, compare, num, pct, prometheus
 
 ACTUATOR = re.compile(r"^/actuator")
 
@@ -182,6 +189,130 @@ def ms(value):
 
 def ratio_of(value, base):
     return "-" if value is None or not base else f"{value / base:.2f}"
+# Issue 12's targets for the cluster against one standalone Redis, and for a primary's failover under load.
+TOPOLOGY_TARGET = 0.9
+FAILOVER_P99_MARGIN_MS = 100
+
+
+def mean(values):
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def topology(runs):
+    """--topology-compare: standalone, cluster, standalone, ... runs; (text, whether the targets were met)."""
+    lines = [compare(runs, bare_neighbours, "each cluster run against the standalone runs beside it"), ""]
+    groups = {"standalone": runs[0::2], "cluster": runs[1::2]}
+    lines.append(
+        f"  {'per topology (mean)':<22}{'rounds':>7}{'requests/s':>12}{'failed':>8}{'dropped':>9}{'p95 ms':>9}"
+        f"{'p99 ms':>9}{'hit ratio':>11}{'selects/s':>11}"
+    )
+    rps, failed, dropped = {}, {}, {}
+    for name, group in groups.items():
+        rps[name] = mean([r.rps() for r in group])
+        failed[name] = sum(r.errors() or 0 for r in group)
+        dropped[name] = sum(r.dropped() or 0 for r in group)
+        latencies = [r.latency() for r in group]
+        p95 = mean([l[1] for l in latencies if l])
+        p99 = mean([l[2] for l in latencies if l])
+        hits = mean([r.hit_ratios()[2] for r in group])
+        selects = mean([r.db_selects_per_second() for r in group])
+        lines.append(
+            f"  {name:<22}{len(group):>7}{num(rps[name], 1):>12}{num(failed[name]):>8}{num(dropped[name]):>9}"
+            f"{num(p95, 1):>9}{num(p99, 1):>9}{pct(hits):>11}{num(selects, 1):>11}"
+        )
+    lines.append("")
+    if rps["standalone"] and rps["cluster"] is not None:
+        ratio_cs = rps["cluster"] / rps["standalone"]
+        met = ratio_cs >= TOPOLOGY_TARGET and failed["cluster"] == 0 and dropped["cluster"] == 0
+        lines.append(
+            f"  cluster / standalone {ratio_cs:.3f}  mean requests/s; cluster failed {num(failed['cluster'])}, "
+            f"dropped {num(dropped['cluster'])} (target >= {TOPOLOGY_TARGET}, 0 failed, 0 dropped: "
+            f"{'met' if met else 'MISSED'})"
+        )
+    else:
+        met = False
+        lines.append("  cluster / standalone n/a (a run has no requests/s)")
+    return "\n".join(lines), met
+
+
+def fault_log(path):
+    """[(epoch, event, rest)] from a fault.log of lib/fleet.sh's _fleet_primary_kill."""
+    events = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            parts = line.split(None, 2)
+            if len(parts) >= 2:
+                events.append((float(parts[0]), parts[1], parts[2] if len(parts) == 3 else ""))
+    return events
+
+
+def windows(run):
+    """{window start (epoch s): (requests, failed, p99 ms)} of the load, from the summary's per-window metrics."""
+    metrics = (run.k6 or {}).get("metrics") or {}
+    found = {}
+    for name, metric in metrics.items():
+        match = re.fullmatch(r"http_req_failed\{scenario:load,window:(\d+)\}", name)
+        if not match:
+            continue
+        values = metric["values"]
+        requests = values.get("passes", 0) + values.get("fails", 0)
+        if requests:
+            start = int(match.group(1))
+            duration = metrics.get(f"http_req_duration{{scenario:load,window:{start}}}") or {"values": {}}
+            found[start] = (requests, values.get("passes", 0), duration["values"].get("p(99)"))
+    return dict(sorted(found.items()))
+
+
+def failover(run_dir):
+    """--fault primary-kill on a fleet: (text, whether issue 12's failover targets were met)."""
+    run = Run(run_dir)
+    width = float(run.meta.get("window_seconds") or 5)
+    settle = float(run.meta.get("settle_seconds") or 5)
+    events = fault_log(run.dir / "fault.log")
+    at = {event: (epoch, rest) for epoch, event, rest in events}
+    lines = ["failover of a primary under load (--fault primary-kill)"]
+    if "killed" not in at or "promoted" not in at:
+        happened = ", ".join(event for _, event, _ in events) or "nothing"
+        lines.append(f"  no kill and promotion in {run.dir / 'fault.log'} (logged: {happened}): no verdict")
+        return "\n".join(lines), False
+    kill, node = at["killed"]
+    promoted = at["promoted"][0]
+    end = promoted + settle
+    started = at.get("load-started", (None,))[0]
+    restarted = at.get("restarted", (None,))[0]
+    lines.append(
+        f"  {node} killed{f' {kill - started:.1f} s into the load' if started else ''}; cluster ok (a replica "
+        f"promoted) {promoted - kill:.1f} s later"
+        + (f"; the node started again {restarted - kill:.1f} s after the kill" if restarted else "")
+    )
+    lines.append(f"  failover window: the kill to the promotion + {settle:g} s ({end - kill:.1f} s)")
+    lines.append("")
+    lines.append(f"  {'window (s from kill)':<24}{'requests':>10}{'failed':>8}{'p99 ms':>9}")
+    worst, in_window_failed, in_window_requests = None, 0, 0
+    for start, (requests, failed, p99) in windows(run).items():
+        inside = start < end and start + width > kill
+        if inside:
+            in_window_failed += failed
+            in_window_requests += requests
+            if p99 is not None:
+                worst = p99 if worst is None else max(worst, p99)
+        offset = start - kill
+        lines.append(f"  {offset:>+8.1f} .. {offset + width:>+6.1f}{' *' if inside else '  ':<8}{num(requests):>10}"
+                     f"{num(failed):>8}{num(p99, 1):>9}")
+    failed_metric = run.metric("http_req_failed{scenario:load}")
+    failed_reads = failed_metric["values"].get("passes", 0) if failed_metric else run.errors()
+    run_p99 = (run.latency() or (None,) * 4)[2]
+    lines.append("  (* the windows that overlap the failover window)")
+    lines.append("")
+    lines.append(f"  failed reads         {num(failed_reads)} in the run, {num(in_window_failed)} of "
+                 f"{num(in_window_requests)} in the failover window")
+    met = failed_reads == 0 and worst is not None and run_p99 is not None and worst <= run_p99 + FAILOVER_P99_MARGIN_MS
+    lines.append(
+        f"  p99 ms               run {num(run_p99, 1)}, failover window {num(worst, 1)} (its worst {width:g} s window; "
+        f"target 0 failed reads, <= run + {FAILOVER_P99_MARGIN_MS} ms: {'met' if met else 'MISSED'})"
+    )
+    return "\n".join(lines), met
 
 
 def main(argv):
@@ -191,6 +322,14 @@ def main(argv):
         sys.stdout.write(sum_scrapes(argv[2:]))
     elif len(argv) == 3 and argv[1] == "instances":
         print(instances_table(argv[2]))
+    elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "topology":
+        text, met = topology([Run(d) for d in argv[2:]])
+        print(text)
+        return 0 if met else 99
+    elif len(argv) == 3 and argv[1] == "failover":
+        text, met = failover(argv[2])
+        print(text)
+        return 0 if met else 99
     else:
         print(__doc__, file=sys.stderr)
         return 2

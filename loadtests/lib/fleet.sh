@@ -4,10 +4,16 @@
 # standalone Redis or on a Redis Cluster (3 primaries + 3 replicas, scripts/services.sh), the scenario replayed
 # against nginx, and a table for the whole fleet plus one row per instance (lib/fleet.py).
 #
-#   fleet_active              true when --instances or --redis was given
+# --topology-compare runs the same fleet on a standalone Redis and on the cluster in turn (both started at the
+# beginning, fresh instances each round); --fault primary-kill (with --redis cluster) kills the primary holding the
+# invalidation stream halfway through the load and restarts it later, each request tagged with its 5 s window.
+#
+#   fleet_active              true when --instances, --redis or --topology-compare was given
 #   fleet_validate            dies on flags that do not go together
-#   fleet_start_redis         standalone or cluster; sets REDIS_ARGS (the API's spring.data.redis.* flags)
-#   fleet_run RUN_DIR         everything above; leaves k6's exit status in FLEET_STATUS
+#   fleet_start_redis         standalone or cluster (both for --topology-compare); sets REDIS_ARGS (the API's
+#                             spring.data.redis.* flags)
+#   fleet_main RUN_DIR        one fleet run (fleet_run) or the topology comparison; leaves the status in FLEET_STATUS
+#   fleet_run RUN_DIR         one fleet run; leaves k6's exit status in FLEET_STATUS
 #
 # With --join (issue 15): the floor is measured first; the fleet starts with INSTANCES-1 instances, k6 runs in the
 # background, and JOIN_AFTER into it the last instance starts and nginx is reloaded with it. nginx logs each
@@ -17,9 +23,18 @@
 # Needs scripts/services.sh, run.sh's start_api, run_k6, die, step and its variables (PROFILE, SMOKE, ...).
 
 FLEET_REDIS_MODES=(standalone cluster)
+# --topology-compare: every cluster run sits between two standalone runs, so its ratio is to their mean and the
+# machine's drift over the rounds shows (as --ceiling and --capture-compare do).
+FLEET_TOPOLOGY_ROUNDS=(standalone-1 cluster-1 standalone-2 cluster-2 standalone-3)
+FLEET_TOPOLOGY_ROUNDS_SMOKE=(standalone-1 cluster-1 standalone-2)
+# --fault primary-kill on a fleet: the width of the windows requests are tagged with, how long after the promotion
+# the failover window lasts, and how long after the promotion the killed node is started again.
+FLEET_FAULT_WINDOW_SECONDS=${FLEET_FAULT_WINDOW_SECONDS:-5}
+FLEET_FAULT_SETTLE_SECONDS=${FLEET_FAULT_SETTLE_SECONDS:-5}
+FLEET_FAULT_RESTART_SECONDS=${FLEET_FAULT_RESTART_SECONDS:-10}
 
 fleet_active() {
-  [[ -n ${INSTANCES:-} || -n ${REDIS_MODE:-} ]]
+  [[ -n ${INSTANCES:-} || -n ${REDIS_MODE:-} ]] || ${TOPOLOGY_COMPARE:-false}
 }
 
 fleet_validate() {
@@ -34,6 +49,13 @@ fleet_validate() {
     die "--fault primary-kill needs --redis cluster"
   ! { [[ ${FAULT:-none} == redis-restart ]] && [[ ${REDIS_MODE:-} == cluster ]]; } ||
     die "--fault redis-restart restarts a standalone Redis: with --redis cluster use primary-kill"
+  if ${TOPOLOGY_COMPARE:-false}; then
+    [[ -z ${REDIS_MODE:-} ]] || die "--topology-compare runs both topologies: no --redis"
+    ! { $FRESHNESS || [[ ${FAULT:-none} != none ]]; } || die "--topology-compare goes without --freshness and --fault"
+    INSTANCES=${INSTANCES:-3}
+  fi
+  ! { [[ ${FAULT:-none} == primary-kill ]] && ! $FRESHNESS && [[ $SCENARIO != users-per-second ]]; } ||
+    die "--fault primary-kill on a fleet replays users-per-second (its requests are tagged with their window)"
   if fleet_active && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
     step "installing nginx"
     "$ROOT/scripts/install-deps.sh" nginx || die "could not install nginx"
@@ -44,8 +66,18 @@ fleet_nginx() {
   command -v nginx || echo /usr/sbin/nginx
 }
 
-# Starts Redis as --redis says (standalone when not given) and sets REDIS_ARGS for the API.
+# Starts Redis as --redis says (standalone when not given) and sets REDIS_ARGS for the API; for --topology-compare
+# a standalone server and a cluster, the standalone one in use (_fleet_use_topology switches).
 fleet_start_redis() {
+  if ${TOPOLOGY_COMPARE:-false}; then
+    start_redis || return 1
+    FLEET_STANDALONE_PORT=$REDIS_PORT
+    start_redis_cluster || return 1
+    FLEET_CLUSTER_PORT=$REDIS_PORT
+    echo "Redis standalone 127.0.0.1:$FLEET_STANDALONE_PORT and Redis Cluster ${REDIS_CLUSTER_NODES//,/ }"
+    _fleet_use_topology standalone
+    return
+  fi
   if [[ ${REDIS_MODE:-standalone} == cluster ]]; then
     start_redis_cluster || return 1
     REDIS_ARGS=("--spring.data.redis.cluster.nodes=$REDIS_CLUSTER_NODES")
@@ -54,6 +86,24 @@ fleet_start_redis() {
     start_redis || return 1
     REDIS_ARGS=(--spring.data.redis.host=127.0.0.1 "--spring.data.redis.port=$REDIS_PORT")
   fi
+}
+
+# _fleet_use_topology standalone|cluster: the next fleet_run's Redis (--topology-compare): REDIS_MODE, REDIS_PORT,
+# REDIS_ARGS and the Redis flags in run.sh's BACKENDS.
+_fleet_use_topology() {
+  REDIS_MODE=$1
+  if [[ $1 == cluster ]]; then
+    REDIS_PORT=$FLEET_CLUSTER_PORT
+    REDIS_ARGS=("--spring.data.redis.cluster.nodes=$REDIS_CLUSTER_NODES")
+  else
+    REDIS_PORT=$FLEET_STANDALONE_PORT
+    REDIS_ARGS=(--spring.data.redis.host=127.0.0.1 "--spring.data.redis.port=$REDIS_PORT")
+  fi
+  local arg kept=()
+  for arg in "${BACKENDS[@]}"; do
+    [[ $arg == --spring.data.redis.* ]] || kept+=("$arg")
+  done
+  BACKENDS=("${kept[@]}" "${REDIS_ARGS[@]}")
 }
 
 _fleet_flush_redis() {
@@ -221,6 +271,18 @@ _fleet_snapshot() {
     -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Questions', 'Max_used_connections')" \
     >"$run/$phase/mariadb.tsv"
   _fleet_redis_info "$run/$phase/redis.txt"
+  local port
+  for port in $(_fleet_redis_ports); do
+    redis-cli -p "$port" INFO commandstats 2>/dev/null | tr -d '\r' >"$run/$phase/commandstats.$port" || true
+  done
+}
+
+_fleet_redis_ports() {
+  if [[ ${REDIS_MODE:-standalone} == cluster ]]; then
+    echo "$REDIS_CLUSTER_PORTS"
+  else
+    echo "$REDIS_PORT"
+  fi
 }
 
 # Redis connected_clients once a second, summed over the nodes of a cluster (report.py reads the peak).
@@ -238,6 +300,7 @@ _fleet_start_sampler() {
 
 fleet_run() {
   local dir=$1 i
+  mkdir -p "$dir"
   INSTANCES=${INSTANCES:-1}
   FLEET_PORTS=()
   _fleet_take_port 8080
@@ -257,11 +320,20 @@ fleet_run() {
   API_PORT=$NGINX_PORT
   MGMT_PORT=${FLEET_MGMT_PORTS[0]}
 
+  # Writes (--writes) go to instance 1 past nginx: a read-back through nginx may reach another instance, which may
+  # serve the old value for up to 1 s by contract.
+  WRITE_BASE_URL=http://127.0.0.1:${FLEET_API_PORTS[0]}
+
   step "running $SCENARIO against nginx and $INSTANCES instance(s) (profile $PROFILE, Redis ${REDIS_MODE:-standalone})"
   _fleet_snapshot "$dir" before
   _fleet_start_sampler "$dir/redis-clients.tsv"
   if ${JOIN:-false}; then
     _fleet_join_run "$dir"
+  elif [[ ${FAULT:-none} == primary-kill ]]; then
+    WINDOW_SECONDS=$FLEET_FAULT_WINDOW_SECONDS K6_BACKGROUND=1 run_k6 "$dir"
+    _fleet_primary_kill "$dir"
+    wait "$K6_PID" || K6_STATUS=$?
+    service_stop k6
   else
     run_k6 "$dir"
   fi
@@ -270,7 +342,11 @@ fleet_run() {
   FLEET_STATUS=$K6_STATUS
   cat >"$dir/meta.txt" <<EOF
 scenario=$SCENARIO
-profile=$PROFILE
+profile=${FLEET_LABEL:-$PROFILE}
+fault=${FAULT:-none}
+window_seconds=$([[ ${FAULT:-none} == primary-kill ]] && echo "$FLEET_FAULT_WINDOW_SECONDS" || echo 0)
+settle_seconds=$FLEET_FAULT_SETTLE_SECONDS
+writes=${WRITES:-0}
 instances=$INSTANCES
 redis=${REDIS_MODE:-standalone}
 redis_nodes=${REDIS_CLUSTER_NODES:-127.0.0.1:$REDIS_PORT}
@@ -288,14 +364,101 @@ k6=$("$K6" version | head -n 1)
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
 EOF
+  # Connections, memory per entry and invalidation traffic, while the instances still hold their connections.
+  # shellcheck disable=SC2046 # one argument per node
+  python3 "$ROOT/loadtests/lib/footprint.py" measure "$dir" $(_fleet_redis_ports) >"$dir/footprint.txt" 2>&1 ||
+    echo "run.sh: warning: no Redis footprint; see $dir/footprint.txt" >&2
   step "results"
   {
     python3 "$ROOT/loadtests/lib/report.py" table "$dir"
     echo
     python3 "$ROOT/loadtests/lib/fleet.py" instances "$dir"
+    if [[ ${FAULT:-none} == primary-kill ]]; then
+      echo
+      python3 "$ROOT/loadtests/lib/fleet.py" failover "$dir"
+    fi
   } | tee "$dir/table.txt"
   if ${JOIN:-false}; then
     echo
     python3 "$ROOT/loadtests/lib/fleet.py" join "$dir" "127.0.0.1:${FLEET_API_PORTS[-1]}" | tee "$dir/join.txt"
   fi
+  if [[ ${FAULT:-none} == primary-kill ]] && [[ $FLEET_STATUS == 0 ]]; then
+    python3 "$ROOT/loadtests/lib/fleet.py" failover "$dir" >/dev/null || FLEET_STATUS=$?
+  fi
+}
+
+# Seconds of the load: --duration, or the scenario's default (60 s; 5 s in smoke mode).
+_fleet_load_seconds() {
+  local d=${DURATION:-$($SMOKE && echo 5s || echo 60s)}
+  case $d in
+    *m) echo "$((${d%m} * 60))" ;;
+    *s) echo "${d%s}" ;;
+    *) echo "$d" ;;
+  esac
+}
+
+# _fleet_primary_kill RUN_DIR: in this shell (the restarted node is tracked with the others), while k6 runs in the
+# background: waits for the load's first iteration (k6's REST API), kills the primary holding the invalidation
+# stream halfway through the load, notes when the cluster is ok again (a replica promoted) and starts the node again
+# FLEET_FAULT_RESTART_SECONDS later. Every step in RUN_DIR/fault.log as "epoch event" (lib/fleet.py failover).
+_fleet_primary_kill() {
+  local dir=$1 log=$1/fault.log deadline primary half
+  : >"$log"
+  deadline=$((SECONDS + 600))
+  until curl -sf "http://127.0.0.1:$K6_API_PORT/v1/metrics/iterations" 2>/dev/null | grep -q '"count":[1-9]'; do
+    if ! kill -0 "$K6_PID" 2>/dev/null || ((SECONDS > deadline)); then
+      echo "$(date +%s.%N) load-not-started" >>"$log"
+      return 0
+    fi
+    sleep 0.2
+  done
+  echo "$(date +%s.%N) load-started" >>"$log"
+  half=$(($(_fleet_load_seconds) / 2))
+  sleep "$half"
+  primary=$(redis_cluster_stream_primary)
+  # Which node does what: commands per node so far, for the report.
+  for port in $REDIS_CLUSTER_PORTS; do
+    echo "$(date +%s.%N) node $port $(redis-cli -p "$port" INFO 2>/dev/null | tr -d '\r' |
+      awk -F: '/^role:/ { r = $2 } /^total_commands_processed:/ { c = $2 } END { print r, c }')" >>"$log"
+  done
+  redis_cluster_kill "$primary"
+  echo "$(date +%s.%N) killed 127.0.0.1:$primary" >>"$log"
+  if redis_cluster_await_ok 60; then
+    echo "$(date +%s.%N) promoted" >>"$log"
+  else
+    echo "$(date +%s.%N) not-promoted" >>"$log"
+  fi
+  sleep "$FLEET_FAULT_RESTART_SECONDS"
+  if redis_cluster_restart "$primary"; then
+    echo "$(date +%s.%N) restarted 127.0.0.1:$primary" >>"$log"
+  else
+    echo "$(date +%s.%N) not-restarted 127.0.0.1:$primary" >>"$log"
+  fi
+}
+
+# fleet_main RUN_DIR: --topology-compare, or one fleet run.
+fleet_main() {
+  if ${TOPOLOGY_COMPARE:-false}; then
+    _fleet_topology_compare "$1"
+  else
+    fleet_run "$1"
+  fi
+}
+
+# The same fleet on the standalone server and on the cluster in turn, fresh instances and nginx each round.
+_fleet_topology_compare() {
+  local dir=$1 label status=0 runs=() rounds=("${FLEET_TOPOLOGY_ROUNDS[@]}")
+  ! $SMOKE || rounds=("${FLEET_TOPOLOGY_ROUNDS_SMOKE[@]}")
+  for label in "${rounds[@]}"; do
+    _fleet_use_topology "${label%-*}"
+    FLEET_LABEL=$label fleet_run "$dir/$label"
+    [[ $FLEET_STATUS == 0 ]] || status=$FLEET_STATUS
+    runs+=("$dir/$label")
+    service_stop nginx
+    service_stop api
+  done
+  step "standalone against cluster"
+  python3 "$ROOT/loadtests/lib/fleet.py" topology "${runs[@]}" | tee "$dir/compare.txt"
+  python3 "$ROOT/loadtests/lib/fleet.py" topology "${runs[@]}" >/dev/null || status=${status/#0/99}
+  FLEET_STATUS=$status
 }

@@ -7,7 +7,7 @@
 import http from 'k6/http';
 import { check, fail } from 'k6';
 import { Rate } from 'k6/metrics';
-import { SMOKE } from './options.js';
+import { SMOKE, windowTag } from './options.js';
 import { seededRandom, ZipfSampler } from './random.js';
 
 export const BASE_URL = (__ENV.BASE_URL || 'http://127.0.0.1:8080').replace(/\/$/, '');
@@ -114,19 +114,21 @@ export function listOnly(data) {
 }
 
 // An admin write of a popular concert or one of its schedules, then a read that must already show
-// it: the detail and the list page for a concert, the schedules for a schedule.
-export function writeThenRead(data, token) {
+// it: the detail and the list page for a concert, the schedules for a schedule. `base` is the instance
+// written to and read back from (default BASE_URL): behind a balancer a read-back may reach another instance,
+// which may serve the old value for up to 1 s by contract, so a fleet writes to one instance directly.
+export function writeThenRead(data, token, base = BASE_URL) {
   const id = pickConcert();
-  if (random() < 0.5 || !writeSchedule(id, token)) {
-    writeConcert(id, token, cursorFor(data, id));
+  if (random() < 0.5 || !writeSchedule(id, token, base)) {
+    writeConcert(id, token, cursorFor(data, id), base);
   }
 }
 
 // With `verify`, returns the parsed page (null when the response is not a page) and checks it; without,
 // discards the body and returns null.
-export function getList(cursor, endpoint = 'list', verify = true) {
+export function getList(cursor, endpoint = 'list', verify = true, base = BASE_URL) {
   const name = cursor ? 'GET /api/concerts?cursor' : 'GET /api/concerts';
-  const res = get(listUrl(cursor), endpoint, name, verify);
+  const res = get(listUrl(cursor, base), endpoint, name, verify);
   if (!verify) {
     return null;
   }
@@ -135,8 +137,8 @@ export function getList(cursor, endpoint = 'list', verify = true) {
   return page;
 }
 
-export function getDetail(id, verify = true) {
-  const res = get(`${BASE_URL}${concertsPath}/${id}`, 'detail', 'GET /api/concerts/{id}', verify);
+export function getDetail(id, verify = true, base = BASE_URL) {
+  const res = get(`${base}${concertsPath}/${id}`, 'detail', 'GET /api/concerts/{id}', verify);
   if (!verify) {
     return null;
   }
@@ -145,8 +147,8 @@ export function getDetail(id, verify = true) {
   return concert;
 }
 
-export function getSchedules(id, verify = true) {
-  const res = get(`${BASE_URL}${concertsPath}/${id}/schedules`, 'schedules', 'GET /api/concerts/{id}/schedules', verify);
+export function getSchedules(id, verify = true, base = BASE_URL) {
+  const res = get(`${base}${concertsPath}/${id}/schedules`, 'schedules', 'GET /api/concerts/{id}/schedules', verify);
   if (!verify) {
     return null;
   }
@@ -161,13 +163,13 @@ export function getSchedules(id, verify = true) {
 function get(url, endpoint, name, verify) {
   return http.get(url, {
     timeout: TIMEOUT,
-    tags: { endpoint, name },
+    tags: tagged({ endpoint, name }),
     responseType: verify ? 'text' : 'none',
   });
 }
 
-function writeConcert(id, token, cursor) {
-  const concert = getDetail(id);
+function writeConcert(id, token, cursor, base) {
+  const concert = getDetail(id, true, base);
   if (!concert) {
     return;
   }
@@ -181,30 +183,30 @@ function writeConcert(id, token, cursor) {
     startDate: concert.startDate,
     endDate: concert.endDate,
   };
-  const res = put(`/api/concerts/${id}`, 'PUT /api/concerts/{id}', body, token);
+  const res = put(`${base}/api/concerts/${id}`, 'PUT /api/concerts/{id}', body, token);
   if (!check(res, { 'write concert 200': (r) => r.status === 200 })) {
     return;
   }
-  const after = getDetail(id);
+  const after = getDetail(id, true, base);
   sawWrite('concert', after !== null && after.title === title);
   if (Math.ceil(id / PAGE_SIZE) > MAX_PAGES) {
     return; // no cursor of the page that lists it (see MAX_PAGES)
   }
-  const page = getList(cursor);
+  const page = getList(cursor, 'list', true, base);
   const listed = page && Array.isArray(page.items) ? page.items.find((item) => item.id === id) : undefined;
   sawWrite('concert-page', listed !== undefined && listed.title === title);
 }
 
 // Returns false when the concert has no schedule to change.
-function writeSchedule(id, token) {
-  const before = getSchedules(id);
+function writeSchedule(id, token, base) {
+  const before = getSchedules(id, true, base);
   if (!before || !Array.isArray(before.schedules) || before.schedules.length === 0) {
     return false;
   }
   const schedule = before.schedules[uniformIndex(before.schedules.length)];
   const totalSeats = schedule.totalSeats >= 100000 ? 100 : schedule.totalSeats + 1;
   const res = put(
-    `/api/concerts/${id}/schedules/${schedule.id}`,
+    `${base}/api/concerts/${id}/schedules/${schedule.id}`,
     'PUT /api/concerts/{id}/schedules/{scheduleId}',
     { startsAt: schedule.startsAt, totalSeats },
     token,
@@ -212,7 +214,7 @@ function writeSchedule(id, token) {
   if (!check(res, { 'write schedule 200': (r) => r.status === 200 })) {
     return true;
   }
-  const after = getSchedules(id);
+  const after = getSchedules(id, true, base);
   const seen = after && Array.isArray(after.schedules) ? after.schedules.find((s) => s.id === schedule.id) : undefined;
   sawWrite('schedules', seen !== undefined && seen.totalSeats === totalSeats);
   return true;
@@ -223,17 +225,23 @@ function sawWrite(resource, ok) {
   readYourWrite.add(ok, { resource });
 }
 
-function put(path, name, body, token) {
-  return http.put(`${BASE_URL}${path}`, JSON.stringify(body), {
+function put(url, name, body, token) {
+  return http.put(url, JSON.stringify(body), {
     timeout: TIMEOUT,
     headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}` },
-    tags: { endpoint: 'write', name },
+    tags: tagged({ endpoint: 'write', name }),
   });
 }
 
-function listUrl(cursor) {
+// With WINDOW_SECONDS, the request's time window as a tag too (options.js).
+function tagged(tags) {
+  const window = windowTag();
+  return window ? Object.assign(tags, { window }) : tags;
+}
+
+function listUrl(cursor, base = BASE_URL) {
   const query = cursor ? `cursor=${encodeURIComponent(cursor)}&size=${PAGE_SIZE}` : `size=${PAGE_SIZE}`;
-  return `${BASE_URL}${concertsPath}?${query}`;
+  return `${base}${concertsPath}?${query}`;
 }
 
 function parse(res) {

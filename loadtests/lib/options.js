@@ -6,6 +6,38 @@ export const SMOKE = __ENV.SMOKE === '1' || __ENV.SMOKE === 'true';
 // Every scenario names its main executor "load", so reports find its metrics the same way everywhere.
 export const LOAD = 'load';
 
+// WINDOW_SECONDS=W (run.sh --fault primary-kill on a fleet): every request is tagged window=<epoch seconds of
+// the start of its W-second window>, and the summary gets the load's requests, failures and p99 per window
+// (lib/fleet.py failover lines them up with the fault's log). Absolute windows, because the load starts after
+// setup's cursor walk, whose length the init code cannot know.
+export const WINDOW_SECONDS = __ENV.WINDOW_SECONDS ? envInt('WINDOW_SECONDS', 5) : 0;
+// Windows from init on, this long: the run plus a margin for setup (an empty window's thresholds pass).
+const WINDOW_MARGIN_SECONDS = 120;
+
+// The window tag of a request sent now ('' without WINDOW_SECONDS).
+export function windowTag() {
+  return WINDOW_SECONDS ? String(Math.floor(Date.now() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS) : '';
+}
+
+// Thresholds that never fail, one per window and metric, so that k6's summary holds each window's figures.
+export function windowThresholds(total) {
+  if (!WINDOW_SECONDS) {
+    return {};
+  }
+  // Failed reads (the load) and failed writes (run.sh --writes) over the whole run, apart.
+  const thresholds = {
+    [`http_req_failed{scenario:${LOAD}}`]: ['rate>=0'],
+    'http_req_failed{scenario:writes}': ['rate>=0'],
+  };
+  const first = Math.floor(Date.now() / 1000 / WINDOW_SECONDS) * WINDOW_SECONDS;
+  const last = first + seconds(total) + WINDOW_MARGIN_SECONDS;
+  for (let window = first; window <= last; window += WINDOW_SECONDS) {
+    thresholds[`http_req_duration{scenario:${LOAD},window:${window}}`] = ['max>=0'];
+    thresholds[`http_req_failed{scenario:${LOAD},window:${window}}`] = ['rate>=0'];
+  }
+  return thresholds;
+}
+
 const TREND_STATS = ['avg', 'min', 'med', 'max', 'p(90)', 'p(95)', 'p(99)'];
 
 export function duration(fallback) {

@@ -31,9 +31,9 @@ function text(scenario, data) {
     `  requests   ${requests} (${(requests / loadSeconds).toFixed(1)}/s), failed ${(failedRate * 100).toFixed(2)}%`,
     `  ${'latency ms'.padEnd(12)}${['p50', 'p95', 'p99', 'max'].map((h) => h.padStart(9)).join('')}`,
   ];
-  const rows = [['all', m[`http_req_duration{scenario:${LOAD}}`]]].concat(
-    ENDPOINTS.map((e) => [e, m[`http_req_duration{endpoint:${e}}`]]),
-  );
+  const rows = [['all', m[`http_req_duration{scenario:${LOAD}}`]]]
+    .concat(ENDPOINTS.map((e) => [e, m[`http_req_duration{endpoint:${e}}`]]))
+    .concat([['writes (all)', m['http_req_duration{scenario:writes}']]]);
   for (const [label, metric] of rows) {
     if (metric && metric.values.max > 0) {
       const v = metric.values;

@@ -62,7 +62,14 @@ class FloorLimitTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as root:
             floor = write_run(root, "floor", 10_000, 7.3, dropped=3)
             self.assertEqual(report.limits(floor, 2), (4, 15, 6))
-            self.assertEqual(report.limits(floor, 1.25, 10), (25, 92, 3))
+            self.assertEqual(report.limits(floor, 1.25, 10), (1000, 1000, 3))
+
+    def test_a_smoke_run_is_held_to_at_least_a_second_and_past_it_to_ten_times_its_ratio(self):
+        with tempfile.TemporaryDirectory() as root:
+            fast = write_run(root, "fast", 10_000, 16.2)
+            slow = write_run(root, "slow", 10_000, 80.0)
+            self.assertEqual(report.limits(fast, 2, 10), (1000, 1000, 0))
+            self.assertEqual(report.limits(slow, 2, 10)[1], 1600)
 
     def test_a_floor_without_drops_allows_none(self):
         with tempfile.TemporaryDirectory() as root:

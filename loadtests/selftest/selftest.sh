@@ -31,7 +31,9 @@ for script in "$ROOT"/loadtests/scenarios/*.js; do
 done
 check --compare
 check --scenario vus-1000 --ceiling
-expect_output '^  requests/s +.*\(1\.[0-9]{2}x\)'
+# A ratio of each cached run to the floor runs beside it, whatever its value: cache and floor are the same stand-in,
+# so which one serves more on a machine shared with builds is noise (it read 0.96x and 0.82x under load 15-24).
+expect_output '^  requests/s +.*\([0-9]+\.[0-9]{2}x\).*\([0-9]+\.[0-9]{2}x\)'
 expect_output '^SLO of the next run: .*1\.25 x the floor.s \(floor-2\), x10 smoke$'
 # The main command's SLOs as ratios to a floor measured first in the same run (issue 15), here in smoke mode.
 check --slo floor
@@ -44,5 +46,15 @@ expect_output '^  api-3 +[0-9.]+ +3[0-9]\.[0-9]%'
 expect_output '3 instance\(s\) behind nginx 127\.0\.0\.1:[0-9]+, Redis standalone'
 check --instances 2 --redis cluster
 expect_output '2 instance\(s\) behind nginx .*Redis cluster (127\.0\.0\.1:[0-9]+,){5}127\.0\.0\.1:[0-9]+$'
+# Issue 12's benchmarks: a write mix reported apart, the topology comparison (smoke: standalone, cluster,
+# standalone) and a primary killed under load with the p99 per 5 s window around it (the stand-in does not use Redis:
+# this checks the runner's machinery, the kill, the promotion and the report).
+check --scenario users-per-second --writes 2 --instances 2
+expect_output '^    writes/s +[0-9.]+ +scenario writes'
+expect_output '^  read-your-write +100\.0%'
+check --topology-compare --instances 2
+expect_output '^  cluster / standalone [0-9.]+ +mean requests/s; cluster failed 0, dropped 0'
+check --instances 2 --redis cluster --fault primary-kill --duration 20s
+expect_output '^  p99 ms +run [0-9.]+, failover window [0-9.]+ .*: met\)$'
 check --capture-compare
 echo "selftest: all passed"
