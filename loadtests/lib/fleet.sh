@@ -177,14 +177,22 @@ $servers
 NGINX
 }
 
-# --join: JOIN_AFTER into the k6 run (in the background), the last instance starts; nginx reloads with it.
+# --join: JOIN_AFTER into the k6 run (in the background), the last instance starts; nginx reloads with it. The
+# joiner starts at niceness JOIN_NICE: its JIT warm-up (up to 1.5 cores for a minute and more, ADR 0202) then
+# compiles on the CPU the serving instances leave instead of taking half of it; the request-rate cap of the
+# warm-up does not bound the compiler threads. Once ready it serves at niceness 0 like the others.
 _fleet_join_run() {
-  local dir=$1 k6_pid
+  local dir=$1 k6_pid task
   ( run_k6 "$dir"; echo "$K6_STATUS" >"$dir/k6.status" ) &
   k6_pid=$!
   service_track k6 "$k6_pid"
   sleep "${JOIN_AFTER:-$($SMOKE && echo 5s || echo 30s)}"
-  _fleet_start_instance "$dir" "$INSTANCES"
+  date +%s.%N >"$dir/join-start.txt"
+  API_NICE=${JOIN_NICE:-10} _fleet_start_instance "$dir" "$INSTANCES"
+  # Every thread: niceness is per thread on Linux and each took the JVM's at its start.
+  for task in /proc/"${_SERVICE_PIDS[-1]}"/task/*; do
+    renice -n 0 -p "${task##*/}" >/dev/null 2>&1 || true
+  done
   # The joiner's counters from its readiness (the fleet's sum in before/ is the others', rewritten after).
   _fleet_snapshot "$dir/joiner" before "$INSTANCES"
   mkdir -p "$dir/instances/api-$INSTANCES"
@@ -247,6 +255,8 @@ fleet_run() {
     start_floor "$dir/floor.log"
     floor_round floor "$dir/floor"
     service_stop floor
+    # The join plus a minute: the joiner takes up to a minute or more to be ready on shared cores.
+    DURATION=${DURATION:-$($SMOKE && echo 60s || echo 3m)}
     _fleet_start_instances "$dir" $((INSTANCES - 1))
   else
     _fleet_start_instances "$dir"
