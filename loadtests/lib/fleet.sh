@@ -118,10 +118,16 @@ _fleet_start_nginx() {
   "$(fleet_nginx)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g 'daemon off;' >>"$dir/error.log" 2>&1 &
   pid=$!
   service_track nginx "$pid" "$dir"
-  if ! wait_for_port "$NGINX_PORT" 15 "$pid"; then
-    _service_failed nginx "$dir/error.log"
-    return 1
-  fi
+  # nginx writes its pid file once its sockets are bound: a port that answers could be another run's server
+  # (seen: a --join run's 8080 taken during its floor round, k6 then replaying against someone else's API).
+  local deadline=$((SECONDS + 15))
+  until [[ $(cat "$dir/nginx.pid" 2>/dev/null) == "$pid" ]] && wait_for_port "$NGINX_PORT" 1 "$pid"; do
+    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
+      _service_failed nginx "$dir/error.log"
+      return 1
+    fi
+    sleep 0.2
+  done
   cp "$dir/nginx.conf" "$RESULTS/nginx.conf"
 }
 
@@ -248,8 +254,6 @@ fleet_run() {
   local dir=$1 i
   INSTANCES=${INSTANCES:-1}
   FLEET_PORTS=()
-  _fleet_take_port 8080
-  NGINX_PORT=$FLEET_PORT
   _fleet_flush_redis
   if ${JOIN:-false}; then
     start_floor "$dir/floor.log"
@@ -261,6 +265,9 @@ fleet_run() {
   else
     _fleet_start_instances "$dir"
   fi
+  # Taken now, not before the instances start: 8080 could be another run's by then.
+  _fleet_take_port 8080
+  NGINX_PORT=$FLEET_PORT
   step "starting nginx on $NGINX_PORT in front of ${#FLEET_API_PORTS[@]} instance(s)"
   _fleet_start_nginx || die "nginx did not start"
   # k6 and the --keep-running notes go through nginx; the dashboard link is instance 1's.
