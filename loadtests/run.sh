@@ -68,7 +68,10 @@ Usage: loadtests/run.sh [options]
                      scenario; JOIN_AFTER (30s; 5s with --smoke) into it the Nth starts (JIT warm-up, hot-set
                      fill, readiness) and nginx is reloaded with it; join.txt gives the joiner's first-minute
                      p99 beside the rest of the fleet's in the same minute and the floor's, as ratios (nginx's
-                     request times per upstream). Give a --duration that covers the join plus a minute
+                     request times per upstream), the fleet's p99 while the joiner started, its warm-up and
+                     hot-set fill. The joiner runs at niceness JOIN_NICE (10) until ready, so its JIT compiles
+                     on what the serving instances leave. Default --duration 3m (60s with --smoke): the join
+                     plus a minute
   --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
                      the instances pointed at it with spring.data.redis.cluster.nodes (implies --instances 1)
   --topology-compare the fleet (--instances, default 3) on one standalone Redis and on the 3+3 cluster in
@@ -301,8 +304,11 @@ start_api() {
     # A smoke run checks that things work, not how fast: a short JIT warm-up (ADR 0202) is enough.
     ! $SMOKE || args+=(--concert-cache.warmup.max-duration=10s)
     [[ -z ${CAPTURE_MODE:-} ]] || args+=("--concert-cache.capture.mode=$CAPTURE_MODE")
+    # API_NICE (fleet.sh's joiner): the JVM starts at that niceness, its warm-up yielding the cores to serving instances.
+    local launcher=()
+    [[ -z ${API_NICE:-} ]] || launcher=(nice -n "$API_NICE")
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
-    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "${launcher[@]}" "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi

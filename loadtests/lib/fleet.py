@@ -6,7 +6,8 @@
                                         table reads for the whole fleet: counters add up, ratios of sums
                                         are the fleet's ratios)
     fleet.py join RUN_DIR JOINER        --join: the joiner's (host:port) first-minute p99 from nginx's upstream.log,
-                                        beside the rest of the fleet's and the floor's, as ratios
+                                        beside the rest of the fleet's and the floor's, as ratios; the fleet's
+                                        p99 while the joiner started; its warm-up and hot-set fill
     fleet.py instances RUN_DIR          one row per instance, from RUN_DIR/instances/api-N/{before,after}/
     fleet.py topology S C S [C S]       --topology-compare: the runs side by side, each cluster run against the
                                         standalone runs beside it, then the means per topology and issue 12's
@@ -157,30 +158,75 @@ def percentile(values, q):
 
 def join_table(run_dir, joiner, window=60.0):
     """--join: the joiner's first-minute p99 (nginx request times of requests it served in the WINDOW seconds after
-    nginx was reloaded with it) beside the rest of the fleet's in the same seconds and the floor run's p99."""
+    nginx was reloaded with it) beside the rest of the fleet's in the same seconds and the floor run's p99; the
+    fleet's p99 while the joiner started (its JIT warm-up takes CPU from them); its warm-up and hot-set fill."""
     run = Path(run_dir)
     joined = float((run / "join-time.txt").read_text().split()[0])
-    mine, others = [], []
+    start_file = run / "join-start.txt"
+    started = float(start_file.read_text().split()[0]) if start_file.exists() else None
+    mine, others, starting, last = [], [], [], None
     for line in (run / "upstream.log").read_text().splitlines():
         fields = line.split()
         if len(fields) < 4 or fields[1] == "-":
             continue
         at, upstream, seconds = float(fields[0]), fields[1], float(fields[2])
+        last = at if last is None else max(last, at)
         if joined <= at < joined + window:
             (mine if upstream == joiner else others).append(seconds * 1000)
+        elif started is not None and started <= at < joined:
+            starting.append(seconds * 1000)
     floor = Run(str(run / "floor")).latency()
     floor_p99 = floor[2] if floor else None
-    rows = [("joiner " + joiner, mine), ("rest of the fleet", others)]
+    covered = min(window, last - joined) if last is not None and last > joined else 0.0
     lines = [f"First {window:.0f} s after the join (nginx request times, ms):",
              f"{'':<28}{'requests':>10}{'p99':>10}{'/ floor':>10}{'/ fleet':>10}"]
     fleet_p99 = percentile(others, 99)
+    rows = [("joiner " + joiner, mine), ("rest of the fleet", others)]
+    if started is not None:
+        rows.append((f"fleet while it started ({joined - started:.0f} s)", starting))
     for label, values in rows:
         p99 = percentile(values, 99)
         lines.append(f"{label:<28}{len(values):>10}{ms(p99):>10}{ratio_of(p99, floor_p99):>10}"
                      f"{ratio_of(p99, fleet_p99):>10}")
     lines.append(f"{'floor (k6, its own round)':<28}{'':>10}{ms(floor_p99):>10}")
+    if covered < window:
+        lines.append(f"The load ended {covered:.0f} s after the join: the window holds those seconds only "
+                     "(a longer --duration covers the minute).")
     lines.append("Target (issue 15): joiner p99 <= 1.5 x the floor's.")
+    lines.extend(joiner_start(run))
     return "\n".join(lines)
+
+
+WARMUP_LINE = re.compile(r"Warm-up: (\d+) requests \((\d+) failed\) in (\d+) ms, ([^,]+), ([\d.]+) s of CPU "
+                         r"\(([\d.]+) cores\)")
+FILL_LINE = re.compile(r"Filled L1 from the hot set: (\d+) of (\d+) keys in (\d+) ms")
+
+
+def joiner_start(run):
+    """Lines on the joiner's start: its JIT warm-up and hot-set fill (its log), the entries filled per cache (its
+    scrape at readiness, tiered_cache_hot_set_filled_total)."""
+    scrapes = sorted(run.glob("joiner/instances/api-*/before/prometheus.txt"))
+    if not scrapes:
+        return []
+    name = scrapes[0].parent.parent.name
+    log = run / f"{name}.log"
+    text = log.read_text(errors="replace") if log.exists() else ""
+    lines = []
+    warmup = WARMUP_LINE.search(text)
+    if warmup:
+        requests, failed, took, ended, cpu, cores = warmup.groups()
+        lines.append(f"Joiner's JIT warm-up: {int(took) / 1000:.1f} s ({ended}), {cpu} s of CPU ({cores} cores), "
+                     f"{requests} requests, {failed} failed")
+    metrics = prometheus(scrapes[0])
+    per_cache = {dict(labels).get("cache", "?"): value
+                 for labels, value in metrics.get("tiered_cache_hot_set_filled_total", {}).items()}
+    fill_seconds = sum(metrics.get("tiered_cache_hot_set_fill_seconds_sum", {}).values())
+    fill = FILL_LINE.search(text)
+    filled = ", ".join(f"{cache} {value:.0f}" for cache, value in sorted(per_cache.items())) or "none"
+    published = f" of {fill.group(2)} published keys" if fill else ""
+    lines.append(f"Joiner's hot-set fill: {sum(per_cache.values()):.0f} entries{published} in "
+                 f"{fill_seconds * 1000:.0f} ms ({filled}; tiered_cache_hot_set_filled_total at readiness)")
+    return lines
 
 
 def ms(value):

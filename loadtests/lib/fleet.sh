@@ -168,10 +168,16 @@ _fleet_start_nginx() {
   "$(fleet_nginx)" -p "$dir" -c "$dir/nginx.conf" -e "$dir/error.log" -g 'daemon off;' >>"$dir/error.log" 2>&1 &
   pid=$!
   service_track nginx "$pid" "$dir"
-  if ! wait_for_port "$NGINX_PORT" 15 "$pid"; then
-    _service_failed nginx "$dir/error.log"
-    return 1
-  fi
+  # nginx writes its pid file once its sockets are bound: a port that answers could be another run's server
+  # (seen: a --join run's 8080 taken during its floor round, k6 then replaying against someone else's API).
+  local deadline=$((SECONDS + 15))
+  until [[ $(cat "$dir/nginx.pid" 2>/dev/null) == "$pid" ]] && wait_for_port "$NGINX_PORT" 1 "$pid"; do
+    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
+      _service_failed nginx "$dir/error.log"
+      return 1
+    fi
+    sleep 0.2
+  done
   cp "$dir/nginx.conf" "$RESULTS/nginx.conf"
 }
 
@@ -227,14 +233,22 @@ $servers
 NGINX
 }
 
-# --join: JOIN_AFTER into the k6 run (in the background), the last instance starts; nginx reloads with it.
+# --join: JOIN_AFTER into the k6 run (in the background), the last instance starts; nginx reloads with it. The
+# joiner starts at niceness JOIN_NICE: its JIT warm-up (up to 1.5 cores for a minute and more, ADR 0202) then
+# compiles on the CPU the serving instances leave instead of taking half of it; the request-rate cap of the
+# warm-up does not bound the compiler threads. Once ready it serves at niceness 0 like the others.
 _fleet_join_run() {
-  local dir=$1 k6_pid
+  local dir=$1 k6_pid task
   ( run_k6 "$dir"; echo "$K6_STATUS" >"$dir/k6.status" ) &
   k6_pid=$!
   service_track k6 "$k6_pid"
   sleep "${JOIN_AFTER:-$($SMOKE && echo 5s || echo 30s)}"
-  _fleet_start_instance "$dir" "$INSTANCES"
+  date +%s.%N >"$dir/join-start.txt"
+  API_NICE=${JOIN_NICE:-10} _fleet_start_instance "$dir" "$INSTANCES"
+  # Every thread: niceness is per thread on Linux and each took the JVM's at its start.
+  for task in /proc/"${_SERVICE_PIDS[-1]}"/task/*; do
+    renice -n 0 -p "${task##*/}" >/dev/null 2>&1 || true
+  done
   # The joiner's counters from its readiness (the fleet's sum in before/ is the others', rewritten after).
   _fleet_snapshot "$dir/joiner" before "$INSTANCES"
   mkdir -p "$dir/instances/api-$INSTANCES"
@@ -303,17 +317,20 @@ fleet_run() {
   mkdir -p "$dir"
   INSTANCES=${INSTANCES:-1}
   FLEET_PORTS=()
-  _fleet_take_port 8080
-  NGINX_PORT=$FLEET_PORT
   _fleet_flush_redis
   if ${JOIN:-false}; then
     start_floor "$dir/floor.log"
     floor_round floor "$dir/floor"
     service_stop floor
+    # The join plus a minute: the joiner takes up to a minute or more to be ready on shared cores.
+    DURATION=${DURATION:-$($SMOKE && echo 60s || echo 3m)}
     _fleet_start_instances "$dir" $((INSTANCES - 1))
   else
     _fleet_start_instances "$dir"
   fi
+  # Taken now, not before the instances start: 8080 could be another run's by then.
+  _fleet_take_port 8080
+  NGINX_PORT=$FLEET_PORT
   step "starting nginx on $NGINX_PORT in front of ${#FLEET_API_PORTS[@]} instance(s)"
   _fleet_start_nginx || die "nginx did not start"
   # k6 and the --keep-running notes go through nginx; the dashboard link is instance 1's.
