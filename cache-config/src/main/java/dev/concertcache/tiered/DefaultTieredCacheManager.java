@@ -14,6 +14,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.ToLongFunction;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
@@ -428,9 +430,12 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		AbstractRedisClient client = (this.connectionFactory instanceof LettuceConnectionFactory lettuce)
 				? lettuce.getRequiredNativeClient() : null;
 		if (client != null) {
+			// On a cluster the topology tells failovers apart from restarts (ClusterFailovers); elsewhere the run_id.
+			Consumer<String> newServer = (client instanceof RedisClusterClient)
+					? (runId) -> flush("the node of the invalidation stream restarted") : this::afterNewPrimary;
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
-					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, this.metrics,
-					this.watermark);
+					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, newServer,
+					this.metrics, this.watermark);
 			this.listener.start();
 		}
 		else {
@@ -578,12 +583,34 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			return;
 		}
 		logger.warn("Redis Cluster failed over (config epoch " + epoch + "): moving every cache to a new generation");
+		moveEveryGeneration((cache) -> this.redis.evictAllAfterFailover(cache, epoch, this.instanceId,
+				this.clock.millis()));
+	}
+
+	/**
+	 * After the invalidation listener found another server behind a standalone connection ({@code run_id}
+	 * {@code runId}): a replica a Sentinel promoted may lack the last tombstones, as on a cluster, so every cache
+	 * moves to a new generation, once per primary across the fleet (ADR 0035). A Redis that restarted empty gets
+	 * the same: nothing is lost by it.
+	 */
+	void afterNewPrimary(String runId) {
+		flush("another Redis server (run_id " + runId + ")");
+		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
+		moveEveryGeneration((cache) -> this.redis.evictAllForNewPrimary(cache, runId, this.instanceId,
+				this.clock.millis()));
+	}
+
+	/**
+	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
+	 * instance for the same failover) and clears its L1; a cache whose move Redis does not take is queued as an
+	 * evict-all.
+	 */
+	private void moveEveryGeneration(ToLongFunction<String> move) {
 		this.redis.forgetRegistrations();
 		for (Registered<?, ?> registered : this.caches.values()) {
 			DefaultTieredCache<?, ?> cache = registered.core();
 			try {
-				long generation = this.redis.evictAllAfterFailover(cache.name(), epoch, this.instanceId,
-						this.clock.millis());
+				long generation = move.applyAsLong(cache.name());
 				cache.onInvalidation(PendingEvictions.ALL, generation);
 			}
 			catch (RuntimeException ex) {
@@ -594,7 +621,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.failoversHandled.incrementAndGet();
 	}
 
-	/** How many failovers this instance has moved its generations for; for tests. */
+	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */
 	long failoversHandled() {
 		return this.failoversHandled.get();
 	}

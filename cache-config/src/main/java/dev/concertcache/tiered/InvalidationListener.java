@@ -34,10 +34,10 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * Nothing is lost while the connection is down: the next read resumes from the last id. Every message carries the
  * number the stream's sequence counter gave it; a message whose number does not follow the last one means that
  * messages in between were trimmed, or that the stream (and its counter) started again (a Redis restart, FLUSHALL,
- * DEL), and the listener asks for a full L1 flush. After a disconnect it also flushes if Redis restarted
- * ({@code run_id} changed). On Redis Cluster it reads over a cluster connection (the stream and its counter share
- * one slot) and the {@code run_id} is that of the node serving the stream's slot: a failover to its replica, which
- * may not have received the last messages, counts as a restart. Each read that comes back moves the {@link InvalidationWatermark}; any failure of
+ * DEL), and the listener asks for a full L1 flush. After a disconnect it reports another server if the
+ * {@code run_id} changed: Redis restarted, or a Sentinel promoted a replica, which may not have received the last
+ * messages. On Redis Cluster it reads over a cluster connection (the stream and its counter share one slot) and the
+ * {@code run_id} is that of the node serving the stream's slot. Each read that comes back moves the {@link InvalidationWatermark}; any failure of
  * the loop, errors included, is logged and retried, so the thread never dies silently.
  */
 final class InvalidationListener implements Runnable {
@@ -76,6 +76,9 @@ final class InvalidationListener implements Runnable {
 
 	private final Consumer<String> flush;
 
+	/** Told the {@code run_id} of another server behind the connection; must flush L1 at least. */
+	private final Consumer<String> newServer;
+
 	private final TieredCacheMetrics metrics;
 
 	private final InvalidationWatermark watermark;
@@ -113,14 +116,15 @@ final class InvalidationListener implements Runnable {
 	private String runId;
 
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
-			Consumer<Map<String, String>> messages, Consumer<String> flush, TieredCacheMetrics metrics,
-			InvalidationWatermark watermark) {
+			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
+			TieredCacheMetrics metrics, InvalidationWatermark watermark) {
 		this.client = client;
 		this.stream = stream;
 		this.blockTimeout = blockTimeout;
 		this.clientName = clientName;
 		this.messages = messages;
 		this.flush = flush;
+		this.newServer = newServer;
 		this.metrics = metrics;
 		this.watermark = watermark;
 	}
@@ -263,7 +267,8 @@ final class InvalidationListener implements Runnable {
 	}
 
 	/**
-	 * After a disconnect: a restarted Redis has lost the messages this listener had not read yet; otherwise the
+	 * After a disconnect: another server (its {@code run_id}) may lack the messages this listener had not read yet,
+	 * and is reported, to flush L1 or more, before the stream is read from its start; otherwise the
 	 * sequence counter tells whether messages were published since the last one read, and the stream whether the
 	 * next of them is still there (trimmed, or the stream deleted, if not).
 	 */
@@ -273,7 +278,7 @@ final class InvalidationListener implements Runnable {
 			this.runId = runId;
 			this.lastId = START;
 			this.lastSequence = -1;
-			this.flush.accept("Redis restarted");
+			this.newServer.accept(runId);
 			return;
 		}
 		if (this.lastSequence < 0) {

@@ -1,5 +1,6 @@
 package dev.concertcache.tiered;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -24,7 +25,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * Keys (ADR 0012, ADR 0035): {@code <prefix>:v1:<cache>:g<generation>:<shape>:{<cache>:<key>}} for values,
  * {@code <prefix>:v1:<cache>:lock:g<generation>:<shape>:{<cache>:<key>}} for load locks,
  * {@code <prefix>:v1:<cache>:generation} for the generation counter (and
- * {@code {<prefix>:v1:<cache>:generation}:failover} for the last failover it was moved for),
+ * {@code {<prefix>:v1:<cache>:generation}:failover} for the last cluster failover it was moved for and
+ * {@code {<prefix>:v1:<cache>:generation}:primary:<run_id>} for each standalone primary it was moved for),
  * {@code <prefix>:v1:<cache>:shapes} for the value shapes in use (a sorted set scored by how long a value of each
  * may live); {@code <prefix>:invalidations} for the invalidation stream and {@code {<prefix>:invalidations}:seq}
  * for the number of its last message. The cache name has no {@code ':'}, so the segment after it tells the kinds
@@ -130,6 +132,25 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
+	 * Moves the generation as {@link #NEXT_GENERATION} does unless it was moved for this primary already (the marker
+	 * KEYS[2], named after the primary's {@code run_id}, set for ARGV[2] ms); returns the generation, negated if this
+	 * call moved it.
+	 */
+	private static final RedisScript<Long> GENERATION_FOR_NEW_PRIMARY = RedisScript.of("""
+			if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then
+			  return tonumber(redis.call('GET', KEYS[1]) or ARGV[1])
+			end
+			local g = math.max(tonumber(redis.call('GET', KEYS[1]) or '0') + 1, tonumber(ARGV[1]))
+			redis.call('SET', KEYS[1], g)
+			return -g
+			""", Long.class);
+
+	/**
+	 * How long the marker of a new primary lives: the fleet reacts within seconds; it only must not pile up.
+	 */
+	private static final Duration PRIMARY_MARKER_TTL = Duration.ofDays(1);
+
+	/**
 	 * Adds one instance's hottest keys (ARGV[3..]: score, key pairs) to a cache's hot set, keeps the ARGV[1] with
 	 * the highest scores (the most recently published, hottest first) and expires the set ARGV[2] ms after the last
 	 * publish: a set bounded in keys and in time whatever the number of instances.
@@ -233,6 +254,11 @@ final class RedisTier {
 	/** The key of the last failover (config epoch) {@code cache}'s generation was moved for; in its slot. */
 	private String failoverKey(String cache) {
 		return "{" + generationKey(cache) + "}:failover";
+	}
+
+	/** The marker of the standalone primary {@code runId} {@code cache}'s generation was moved for; in its slot. */
+	private String primaryKey(String cache, String runId) {
+		return "{" + generationKey(cache) + "}:primary:" + runId;
 	}
 
 	/**
@@ -400,9 +426,23 @@ final class RedisTier {
 	 * per epoch whichever instance asks first; announces it if this call moved it. Returns the generation.
 	 */
 	long evictAllAfterFailover(String cache, long epoch, String origin, long now) {
-		Long result = callPastTheBreaker(cache, "evict",
-				() -> this.redis.execute(GENERATION_AFTER_FAILOVER, List.of(generationKey(cache), failoverKey(cache)),
-						String.valueOf(now), String.valueOf(epoch)));
+		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), origin, now);
+	}
+
+	/**
+	 * Moves {@code cache} to a new generation after a standalone connection (a Sentinel's, say) found another
+	 * primary behind it, {@code runId}: once per primary whichever instance asks first; announces it if this call
+	 * moved it. Returns the generation.
+	 */
+	long evictAllForNewPrimary(String cache, String runId, String origin, long now) {
+		return moveOnce(cache, GENERATION_FOR_NEW_PRIMARY, primaryKey(cache, runId),
+				String.valueOf(PRIMARY_MARKER_TTL.toMillis()), origin, now);
+	}
+
+	private long moveOnce(String cache, RedisScript<Long> script, String marker, String argument, String origin,
+			long now) {
+		Long result = callPastTheBreaker(cache, "evict", () -> this.redis.execute(script,
+				List.of(generationKey(cache), marker), String.valueOf(now), argument));
 		if (result < 0) {
 			announce(cache, PendingEvictions.ALL, -result, origin, now);
 			return -result;

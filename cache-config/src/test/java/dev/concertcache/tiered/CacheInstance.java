@@ -2,6 +2,7 @@ package dev.concertcache.tiered;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -14,16 +15,19 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.concertcache.testsupport.RedisCluster;
+import dev.concertcache.testsupport.RedisSentinel;
 import dev.concertcache.testsupport.RedisServer;
 
 import static org.awaitility.Awaitility.await;
@@ -113,6 +117,25 @@ final class CacheInstance implements AutoCloseable {
 		return new CacheInstance(factory, properties, resources, false).awaitListening(Duration.ofSeconds(20));
 	}
 
+	/**
+	 * An instance on a primary a Sentinel watches, its client set as for a standalone server but for a 1 s timeout
+	 * (the Sentinel is asked for the primary within it, on a loaded machine) and a constant 100 ms reconnect delay:
+	 * Lettuce's default doubles up to 30 s, so after a failover each connection would come back whenever its own
+	 * backoff ends.
+	 */
+	static CacheInstance start(RedisSentinel sentinel, Settings properties) {
+		ClientResources resources = DefaultClientResources.builder()
+			.reconnectDelay(Delay.constant(Duration.ofMillis(100)))
+			.build();
+		RedisSentinelConfiguration configuration = new RedisSentinelConfiguration(RedisSentinel.MASTER_NAME,
+				Set.of(sentinel.sentinelAddress()));
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(configuration,
+				client(resources, Duration.ofSeconds(1)));
+		factory.afterPropertiesSet();
+		factory.start();
+		return new CacheInstance(factory, properties, resources, true);
+	}
+
 	private CacheInstance awaitListening(Duration timeout) {
 		await().atMost(timeout).until(this.manager::isListening);
 		return this;
@@ -180,19 +203,22 @@ final class CacheInstance implements AutoCloseable {
 	}
 
 	static LettuceConnectionFactory connect(RedisServer server, ClientResources resources) {
-		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
-			.commandTimeout(Duration.ofMillis(250))
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(server.host(), server.port()), client(resources, Duration.ofMillis(250)));
+		factory.afterPropertiesSet();
+		factory.start();
+		return factory;
+	}
+
+	private static LettuceClientConfiguration client(ClientResources resources, Duration timeout) {
+		return LettuceClientConfiguration.builder()
+			.commandTimeout(timeout)
 			.clientResources(resources)
 			.clientOptions(ClientOptions.builder()
 				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 				.timeoutOptions(TimeoutOptions.enabled())
 				.build())
 			.build();
-		LettuceConnectionFactory factory = new LettuceConnectionFactory(
-				new RedisStandaloneConfiguration(server.host(), server.port()), client);
-		factory.afterPropertiesSet();
-		factory.start();
-		return factory;
 	}
 
 	/**
