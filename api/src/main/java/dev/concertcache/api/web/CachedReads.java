@@ -6,7 +6,6 @@ import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.CacheControl;
 import org.springframework.http.ETag;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
@@ -51,13 +50,10 @@ public class CachedReads {
 		if (cacheControl == null) {
 			throw new IllegalArgumentException("No Cache-Control for cache '" + cache + "'");
 		}
-		String tag = this.bodies.of(body).etag();
-		boolean notModified = ifNoneMatch != null && matches(ifNoneMatch, tag);
-		ResponseEntity.BodyBuilder response = ResponseEntity.status(notModified ? HttpStatus.NOT_MODIFIED : HttpStatus.OK)
-			.eTag(tag)
-			.header(HttpHeaders.CACHE_CONTROL, cacheControl)
-			.header(CacheStatus.HEADER, CacheStatus.of(lookup));
-		return notModified ? response.build() : response.body(body);
+		CachedJsonBodies.Body cached = this.bodies.of(body);
+		boolean notModified = ifNoneMatch != null && matches(ifNoneMatch, cached.etag());
+		return new CachedReadEntity<>(notModified ? null : body, notModified ? HttpStatus.NOT_MODIFIED : HttpStatus.OK,
+				cached.json(), cached.etag(), cacheControl, CacheStatus.of(lookup));
 	}
 
 	/** RFC 9110 13.1.2: {@code *}, or any listed tag equal to {@code tag} under weak comparison. */

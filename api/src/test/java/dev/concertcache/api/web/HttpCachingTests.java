@@ -135,6 +135,24 @@ class HttpCachingTests extends CachedApiTestSupport {
 	}
 
 	@Test
+	void readsWrittenStraightToTheResponseAnswerAsSpringMvcsOwnHandlingDoes() {
+		for (String path : READS) {
+			get(path);
+			// No Accept: written by CachedReadReturnValueHandler. A quality parameter: Spring MVC's content negotiation.
+			Response direct = get(path);
+			Response negotiated = send(request(path).header("Accept", "application/json;q=0.9").GET().build());
+			assertThat(negotiated.status()).as(path).isEqualTo(200);
+			assertThat(direct.status()).as(path).isEqualTo(200);
+			assertThat(direct.body()).as(path).isEqualTo(negotiated.body());
+			for (String header : List.of("Content-Type", "Content-Length", "ETag", "Cache-Control", "Cache-Status")) {
+				assertThat(direct.header(header)).as(path + " " + header).isNotNull().isEqualTo(negotiated.header(header));
+			}
+			assertThat(send(request(path).header("Accept", "application/xml").GET().build()).status()).as(path)
+				.isEqualTo(406);
+		}
+	}
+
+	@Test
 	void notFoundHasNoEntityTag() {
 		Response missing = get("/api/concerts/999");
 		assertThat(missing.status()).isEqualTo(404);
