@@ -3,7 +3,6 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -11,6 +10,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import dev.concertcache.testsupport.RedisCluster;
+import dev.concertcache.testsupport.Replication;
 import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -180,19 +180,8 @@ class TieredCacheOnRedisClusterTests {
 		return instance;
 	}
 
-	/** Whether the replica has applied everything its primary wrote so far. */
 	private static boolean replicated(RedisCluster.Node primary, RedisCluster.Node replica) {
-		long written = offset(primary.command("INFO", "replication"), "master_repl_offset");
-		return offset(replica.command("INFO", "replication"), "slave_repl_offset") >= written;
-	}
-
-	private static long offset(String info, String name) {
-		Properties properties = new Properties();
-		info.lines().filter((line) -> line.contains(":")).forEach((line) -> {
-			int colon = line.indexOf(':');
-			properties.setProperty(line.substring(0, colon), line.substring(colon + 1).trim());
-		});
-		return Long.parseLong(properties.getProperty(name, "-1"));
+		return Replication.caughtUp(primary.command("INFO", "replication"), replica.command("INFO", "replication"));
 	}
 
 }

@@ -3,13 +3,13 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Properties;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import dev.concertcache.testsupport.RedisSentinel;
+import dev.concertcache.testsupport.Replication;
 import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -141,19 +141,8 @@ class TieredCacheOnRedisSentinelTests {
 		return count;
 	}
 
-	/** Whether the replica has applied everything its primary wrote so far. */
 	private static boolean replicated(RedisSentinel.Node primary, RedisSentinel.Node replica) {
-		long written = offset(primary.command("INFO", "replication"), "master_repl_offset");
-		return offset(replica.command("INFO", "replication"), "slave_repl_offset") >= written;
-	}
-
-	private static long offset(String info, String name) {
-		Properties properties = new Properties();
-		info.lines().filter((line) -> line.contains(":")).forEach((line) -> {
-			int colon = line.indexOf(':');
-			properties.setProperty(line.substring(0, colon), line.substring(colon + 1).trim());
-		});
-		return Long.parseLong(properties.getProperty(name, "-1"));
+		return Replication.caughtUp(primary.command("INFO", "replication"), replica.command("INFO", "replication"));
 	}
 
 }
