@@ -296,7 +296,7 @@ start_api() {
   local profile=$1 log=$2 pid
   if $STANDIN; then
     python3 "$ROOT/loadtests/selftest/standin.py" --port "$API_PORT" --management-port "$MGMT_PORT" \
-      --concerts "$CONCERTS" --profile "$profile" --token "$ADMIN_TOKEN" >"$log" 2>&1 &
+      --concerts "$CONCERTS" --profile "$profile" --token="$ADMIN_TOKEN" >"$log" 2>&1 &
   else
     local args=()
     [[ $profile == none ]] || args+=("--spring.profiles.active=$profile")

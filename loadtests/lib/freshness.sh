@@ -103,7 +103,7 @@ freshness_run() {
   start_sampler "$dir/redis-clients.tsv"
   local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir"
     --instance "a=http://127.0.0.1:$PORT_a" --instance "b=http://127.0.0.1:$PORT_b"
-    --token "$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$FAULT" --fault-log "$dir/fault.log")
+    --token="$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$FAULT" --fault-log "$dir/fault.log")
   ! $SQL_WRITER || checker+=(--sql-client
     "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache")
   # shellcheck disable=SC2206 # FRESHNESS_OPTS is a list of checker flags
