@@ -23,9 +23,11 @@ public abstract class ServerProcess implements AutoCloseable {
 
 	protected final Path dir;
 
-	protected final int port;
+	protected int port;
 
 	private Process process;
+
+	private boolean started;
 
 	protected ServerProcess(String name) {
 		try {
@@ -46,6 +48,11 @@ public abstract class ServerProcess implements AutoCloseable {
 		if (this.process != null && this.process.isAlive()) {
 			return;
 		}
+		if (!this.started && !isFree(this.port)) {
+			// Taken since it was chosen (another server, or a cluster node's bus port): the server would fail to
+			// bind while the port's owner answered for it. A restart keeps its port, as a restarted server does.
+			this.port = freePort();
+		}
 		try {
 			this.process = new ProcessBuilder(command()).redirectErrorStream(true)
 				.redirectOutput(this.dir.resolve("server.log").toFile())
@@ -57,6 +64,7 @@ public abstract class ServerProcess implements AutoCloseable {
 		}
 		Runtime.getRuntime().addShutdownHook(new Thread(this::close));
 		awaitPort();
+		this.started = true;
 	}
 
 	/** Kills the process (SIGKILL), as a crash or a pulled cable would; {@link #start()} brings it back. */
@@ -112,6 +120,15 @@ public abstract class ServerProcess implements AutoCloseable {
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
+		}
+	}
+
+	private static boolean isFree(int port) {
+		try (ServerSocket socket = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+			return true;
+		}
+		catch (IOException taken) {
+			return false;
 		}
 	}
 
