@@ -13,11 +13,12 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiFunction;
-import java.util.function.Consumer;
-import java.util.function.ToLongFunction;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -343,7 +344,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			}
 		}
 
-		private static java.util.function.Predicate<List<String>> hasMoreThan(int from) {
+		private static Predicate<List<String>> hasMoreThan(int from) {
 			return (keys) -> keys.size() > from;
 		}
 

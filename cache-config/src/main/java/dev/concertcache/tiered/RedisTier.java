@@ -2,6 +2,7 @@ package dev.concertcache.tiered;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -300,7 +301,7 @@ final class RedisTier {
 	 */
 	List<String> multiGet(String cache, List<String> valueKeys) {
 		List<String> values = call(cache, "get", () -> this.redis.opsForValue().multiGet(valueKeys));
-		return (values != null) ? values : java.util.Collections.nCopies(valueKeys.size(), null);
+		return (values != null) ? values : Collections.nCopies(valueKeys.size(), null);
 	}
 
 	String shapesKey(String cache) {
