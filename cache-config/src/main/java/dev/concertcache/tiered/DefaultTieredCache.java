@@ -61,9 +61,14 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final LocalTier.Loads<V> loads = this::loadThroughRedis;
 
-	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
-	private volatile Runnable betweenEvictionSteps = () -> {
+	private static final Runnable NOTHING = () -> {
 	};
+
+	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
+	private volatile Runnable betweenEvictionSteps = NOTHING;
+
+	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
+	private volatile Runnable afterEvictionInL1 = NOTHING;
 
 	DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, TieredCacheConfiguration spec,
 			Collaborators<V> collaborators) {
@@ -120,7 +125,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	@Override
 	public void invalidate(K key) {
 		try {
-			evictInRedis(this.keys.encode(key));
+			evictInRedis(this.keys.encode(key), NOTHING);
 		}
 		catch (UnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex);
@@ -130,7 +135,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	@Override
 	public void invalidateAll() {
 		try {
-			evictAllInRedis();
+			evictAllInRedis(NOTHING);
 		}
 		catch (UnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex);
@@ -166,11 +171,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	boolean evictNow(String key) {
 		try {
-			evictInRedis(key);
+			evictInRedis(key, () -> this.pending.add(this.name, key));
 			return true;
 		}
 		catch (UnavailableException ex) {
-			this.pending.add(this.name, key);
 			return false;
 		}
 	}
@@ -181,11 +185,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	boolean evictAllNow() {
 		try {
-			evictAllInRedis();
+			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 			return true;
 		}
 		catch (UnavailableException ex) {
-			this.pending.add(this.name, PendingEvictions.ALL);
 			return false;
 		}
 	}
@@ -194,28 +197,42 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * Tombstones the key in Redis and announces it, then clears it from L1; L1 is cleared even if Redis failed.
 	 * In this order because a read between the two steps must not put the old value back: before the tombstone it
 	 * can only find the old value in L1 (the write is not acknowledged yet), after it Redis holds the tombstone.
+	 * @param unavailable runs if Redis does not take it, before L1 is cleared (see {@link #evictAllInRedis})
 	 */
-	private void evictInRedis(String key) {
+	private void evictInRedis(String key, Runnable unavailable) {
 		try {
 			adoptGeneration(this.redis.evict(key));
 			this.betweenEvictionSteps.run();
 		}
+		catch (UnavailableException ex) {
+			unavailable.run();
+			throw ex;
+		}
 		finally {
 			this.local.invalidate(key, "explicit");
+			this.afterEvictionInL1.run();
 		}
 	}
 
 	/**
 	 * Moves the generation in Redis and here, then clears L1 (L1 even if Redis failed): a read in between either
 	 * uses the new generation or puts its entry into L1 before it is cleared.
+	 * @param unavailable runs if Redis does not take it, before L1 is cleared: a pending eviction must cover the
+	 * cache before a read can miss L1 because of this one, or that read finds Redis' old value and keeps it (a read
+	 * that starts while L1 is being cleared is not necessarily cleared with it)
 	 */
-	private void evictAllInRedis() {
+	private void evictAllInRedis(Runnable unavailable) {
 		try {
 			this.generations.advance(this.redis.evictAll());
 			this.betweenEvictionSteps.run();
 		}
+		catch (UnavailableException ex) {
+			unavailable.run();
+			throw ex;
+		}
 		finally {
 			this.local.invalidateAll("explicit");
+			this.afterEvictionInL1.run();
 		}
 	}
 
@@ -307,6 +324,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */
 	void betweenEvictionSteps(Runnable hook) {
 		this.betweenEvictionSteps = hook;
+	}
+
+	/** Runs {@code hook} right after the L1 step of the next evictions; for tests of what a read finds then. */
+	void afterEvictionInL1(Runnable hook) {
+		this.afterEvictionInL1 = hook;
 	}
 
 	void beforeLockWait(Runnable hook) {

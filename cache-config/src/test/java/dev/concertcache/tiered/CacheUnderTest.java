@@ -72,6 +72,10 @@ final class CacheUnderTest<K, V> implements TieredCache<K, V> {
 		this.core.betweenEvictionSteps(hook);
 	}
 
+	void afterEvictionInL1(Runnable hook) {
+		this.core.afterEvictionInL1(hook);
+	}
+
 	void beforeLockWait(Runnable hook) {
 		this.core.beforeLockWait(hook);
 	}

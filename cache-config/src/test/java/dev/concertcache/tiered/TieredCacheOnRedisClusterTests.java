@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -174,10 +175,57 @@ class TieredCacheOnRedisClusterTests {
 		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
 	}
 
+	@Test
+	void aReadWhileTheWriterClearsL1AfterRedisRefusedItsEvictAllGoesToTheLoaderAndKeepsNothingOld() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		// The counter on another primary: the generation moves, its announcement fails (as in a failover under load).
+		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
+		CacheUnderTest<Long, Item> pages = instance(properties).cache(name, Long.class, Item.class);
+		long key = keyOff(pages, stream);
+		pages.get(key, new CountingLoader().returning(OLD));
+		CountingLoader loader = new CountingLoader();
+		List<Item> readRightAfterL1 = new ArrayList<>();
+		pages.afterEvictionInL1(() -> readRightAfterL1.add(pages.get(key, loader.returning(NEW)).orElseThrow()));
+
+		stream.kill();
+		try {
+			pages.evictAll();
+			pages.afterEvictionInL1(() -> {
+			});
+
+			assertThat(readRightAfterL1).containsExactly(NEW);
+			assertThat(pages.get(key, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
+			cluster.restart(stream);
+		}
+	}
+
 	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(cluster, properties);
 		this.closeables.add(instance);
 		return instance;
+	}
+
+	/** A cache name whose generation counter is on a primary {@code counterOn} accepts. */
+	private static String cacheWhoseCounter(CacheInstance.Settings properties, Predicate<RedisCluster.Node> counterOn) {
+		for (int i = 0;; i++) {
+			String name = "pages" + i;
+			if (counterOn.test(cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + name + ":generation"))) {
+				return name;
+			}
+		}
+	}
+
+	/** A key of {@code cache} whose value is not on {@code node}. */
+	private static long keyOff(CacheUnderTest<Long, Item> cache, RedisCluster.Node node) {
+		long key = 1;
+		while (cluster.primaryFor(cache.redisKey(key)).address().equals(node.address())) {
+			key++;
+		}
+		return key;
 	}
 
 	private static boolean replicated(RedisCluster.Node primary, RedisCluster.Node replica) {
