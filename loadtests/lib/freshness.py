@@ -151,7 +151,8 @@ def analyze(writes, reads, stale_after):
 
 
 def verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer):
-    """(passed, reasons): no stale read anywhere, and every row's lag p99 within its kind's limit."""
+    """(passed, reasons): no stale read anywhere, the writing instance never behind its own write (the contract's
+    "never again" clause), and every row's lag p99 within its kind's limit."""
     reasons = []
     for (instance, kind, resource), row in sorted(rows.items()):
         limit = sql_lag_p99_ms if kind == "sql" else lag_p99_ms
@@ -159,6 +160,8 @@ def verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer):
         where = f"{instance} {kind} {resource}"
         if row.stale:
             reasons.append(f"{where}: {len(row.stale)} stale reads")
+        if kind == "api-same-instance" and row.behind:
+            reasons.append(f"{where}: {row.behind} reads older than the instance's own acknowledged write")
         if p99 is not None and p99 > limit:
             reasons.append(f"{where}: lag p99 {p99:.1f} ms > {limit} ms")
     for writer, (acked, failed) in sorted(writes_by_writer.items()):
@@ -218,7 +221,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
             out.append(f"  {s.sent:8.3f}  {s.instance:<9}{s.resource:<9}{s.concert:>8}{s.seen:>6}"
                        f"{s.expected:>9}{s.age * 1000:>8.0f}")
     out.append("")
-    out.append("  PASS: no stale read, every lag p99 within its limit" if passed else
+    out.append("  PASS: no stale read, no writer behind its own write, every lag p99 within its limit" if passed else
                "  FAIL: " + "; ".join(reasons))
     return "\n".join(out), passed, reasons, stale, writes_by_writer
 

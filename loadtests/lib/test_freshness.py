@@ -97,6 +97,13 @@ class VerdictTests(unittest.TestCase):
         self.assertFalse(passed)
         self.assertEqual(len(reasons), 3, reasons)  # a's lag 150 ms, sql's stale read and its lag 1.6 s
 
+    def test_the_writing_instance_reading_its_own_write_back_older_fails_even_within_the_lag_limit(self):
+        writes = [Write("a", 1, 1, 10.0, 10.010)]
+        reads = [detail("a", 1, 0, 10.020, 10.021), detail("a", 1, 1, 10.030, 10.031)]
+        passed, reasons = verdict(analyze(writes, reads, STALE_AFTER), 100, 250, {"a": (1, 0)})
+        self.assertFalse(passed)
+        self.assertEqual(reasons, ["a api-same-instance detail: 1 reads older than the instance's own acknowledged write"])
+
     def test_a_writer_with_no_acknowledged_write_fails_the_run(self):
         passed, reasons = verdict({}, 100, 250, {"sql": (0, 5)})
         self.assertFalse(passed)

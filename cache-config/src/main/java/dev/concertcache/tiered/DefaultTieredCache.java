@@ -242,6 +242,18 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	void onInvalidation(String key, long generation) {
 		this.metrics.received.increment();
+		if (generation == RedisTier.NOT_LANDED) {
+			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
+			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
+			this.pending.add(this.name, key);
+			if (PendingEvictions.ALL.equals(key)) {
+				this.local.invalidateAll("remote");
+			}
+			else {
+				this.local.invalidate(key, "remote");
+			}
+			return;
+		}
 		if (PendingEvictions.ALL.equals(key)) {
 			this.generations.advance(generation);
 			this.local.invalidateAll("remote");

@@ -368,13 +368,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		TieredCacheConfiguration spec = spec(name);
 		TieredCacheMetrics.ForCache forCache = metrics.forCache(name);
 		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
-		Generations generations = new Generations(name, redis, this.clock);
-		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
-				this.redisSettings, forCache);
 		Duration lockTtl = this.redisSettings.lockTtl();
 		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
 				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark)
 				: LocalTier.inFlightOnly(name, lockTtl, forCache);
+		Generations generations = new Generations(name, redis, this.clock, this.watermark,
+				() -> local.invalidateAll("generation"));
+		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
+				this.redisSettings, forCache);
 		return new DefaultTieredCache<>(name, keyType, valueType, spec,
 				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),

@@ -8,6 +8,11 @@ import dev.concertcache.tiered.RedisTier.UnavailableException;
 /**
  * The generation of one cache as this instance knows it (ADR 0013): every key of an evict-all's cache moves to the
  * next generation at once. Unknown until read from Redis (at start, after a flush); never moves back.
+ * <p>
+ * Moves are heard from the invalidation stream. While it is silent (its node down, the listener's connection lost)
+ * a writer can still move the counter on another node without being heard, so the generation is then read again
+ * from the counter once per {@code max-silence}, as L1 entries are (ADR 0035): a read that cannot confirm it does
+ * not use Redis.
  */
 final class Generations {
 
@@ -19,6 +24,14 @@ final class Generations {
 
 	private final Clock clock;
 
+	private final InvalidationWatermark watermark;
+
+	/** Clears L1 when a confirmation finds a move that was not heard: its entries came from the old generation. */
+	private final Runnable moved;
+
+	/** When (watermark ticker) the counter was last read, {@link InvalidationWatermark#NEVER} before. */
+	private volatile long confirmedAt = InvalidationWatermark.NEVER;
+
 	private final AtomicLong generation = new AtomicLong(UNKNOWN);
 
 	/**
@@ -27,25 +40,36 @@ final class Generations {
 	 */
 	private final AtomicLong floor = new AtomicLong(UNKNOWN);
 
-	Generations(String cache, RedisTier redis, Clock clock) {
+	Generations(String cache, RedisTier redis, Clock clock, InvalidationWatermark watermark, Runnable moved) {
 		this.cache = cache;
 		this.redis = redis;
 		this.clock = clock;
+		this.watermark = watermark;
+		this.moved = moved;
 	}
 
 	/**
-	 * The generation reads use, read from Redis if unknown.
-	 * @throws UnavailableException if it is unknown and Redis cannot tell
+	 * The generation reads use, read from Redis if unknown or if the stream has been silent for longer than
+	 * {@code max-silence} since it was last read.
+	 * @throws UnavailableException if it has to be read and Redis cannot tell
 	 */
 	long current() {
 		long current = this.generation.get();
-		if (current != UNKNOWN) {
+		if (current != UNKNOWN && this.watermark.covers(this.confirmedAt)) {
 			return current;
 		}
+		long askedAt = this.watermark.now();
 		long read = this.redis.generation(this.cache, this.clock.millis());
-		this.generation.compareAndSet(UNKNOWN, Math.max(read, this.floor.get()));
-		// An advance that saw UNKNOWN raised the floor before this reads it.
-		return this.generation.accumulateAndGet(this.floor.get(), Math::max);
+		if (current == UNKNOWN) {
+			this.generation.compareAndSet(UNKNOWN, Math.max(read, this.floor.get()));
+			// An advance that saw UNKNOWN raised the floor before this reads it.
+			this.generation.accumulateAndGet(this.floor.get(), Math::max);
+		}
+		else if (adopt(read)) {
+			this.moved.run();
+		}
+		this.confirmedAt = askedAt;
+		return this.generation.get();
 	}
 
 	/** The generation as known, {@link #UNKNOWN} if none: evictions use it without reading Redis. */

@@ -147,6 +147,12 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
+	 * The generation an invalidation message names for an eviction that did not land in Redis: every generation is
+	 * a clock reading (ms), so no real one is negative.
+	 */
+	static final long NOT_LANDED = -1;
+
+	/**
 	 * How long the marker of a new primary lives: the fleet reacts within seconds; it only must not pile up.
 	 */
 	private static final Duration PRIMARY_MARKER_TTL = Duration.ofDays(1);
@@ -394,6 +400,17 @@ final class RedisTier {
 	 */
 	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, String origin,
 			long now) {
+		try {
+			return tombstone(cache, key, generation, shape, tombstoneMillis, origin, now);
+		}
+		catch (UnavailableException ex) {
+			announceNotLanded(cache, key, origin, now);
+			throw ex;
+		}
+	}
+
+	private long tombstone(String cache, String key, long generation, String shape, long tombstoneMillis,
+			String origin, long now) {
 		Long current = callPastTheBreaker(cache, "evict",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
@@ -416,10 +433,32 @@ final class RedisTier {
 	}
 
 	long evictAll(String cache, String origin, long sentAt) {
-		Long generation = callPastTheBreaker(cache, "evict",
-				() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
+		Long generation;
+		try {
+			generation = callPastTheBreaker(cache, "evict",
+					() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
+		}
+		catch (UnavailableException ex) {
+			announceNotLanded(cache, PendingEvictions.ALL, origin, sentAt);
+			throw ex;
+		}
 		announce(cache, PendingEvictions.ALL, generation, origin, sentAt);
 		return generation;
+	}
+
+	/**
+	 * Tells the other instances, if the stream takes it, of an eviction whose counter or tombstone step Redis did
+	 * not take (their node down): each of them then keeps it pending as the writer does, reading the key from the
+	 * loader, not from Redis, until it lands (ADR 0035). Without this they would hear nothing while their
+	 * stream stays up, and serve the old value from L1 until the failover is over.
+	 */
+	private void announceNotLanded(String cache, String key, String origin, long sentAt) {
+		try {
+			announce(cache, key, NOT_LANDED, origin, sentAt);
+		}
+		catch (UnavailableException ex) {
+			// The stream is down too: the others stop trusting L1 within max-silence (InvalidationWatermark).
+		}
 	}
 
 	/**

@@ -15,6 +15,7 @@ import dev.concertcache.testsupport.Replication;
 import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -200,6 +201,63 @@ class TieredCacheOnRedisClusterTests {
 		}
 		finally {
 			cluster.restart(stream);
+		}
+	}
+
+	@Test
+	void anEvictAllWhoseAnnouncementIsLostWithTheStreamsPrimaryReachesAnInstanceThatHearsNothingWithinMaxSilence() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
+		CacheUnderTest<Long, Item> onWriter = instance(properties).cache(name, Long.class, Item.class);
+		CacheInstance reader = instance(properties);
+		CacheUnderTest<Long, Item> onReader = reader.cache(name, Long.class, Item.class);
+		long key = keyOff(onReader, stream);
+		onReader.get(key, new CountingLoader().returning(OLD));
+
+		stream.kill();
+		try {
+			// As the binary log's capture does: the counter moves, the announcement fails, the capture retries.
+			assertThatExceptionOfType(InvalidationFailedException.class).isThrownBy(onWriter::invalidateAll);
+			// The reader hears nothing from the dead stream: past max-silence its L1 entry is read through again.
+			reader.watermark.advance(Duration.ofMinutes(2));
+
+			CountingLoader loader = new CountingLoader();
+			assertThat(onReader.get(key, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
+			cluster.restart(stream);
+		}
+	}
+
+	@Test
+	void anEvictAllWhoseCounterIsOnADeadPrimaryIsPendingOnEveryInstanceThatHearsOfItUntilItLands() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
+		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + name + ":generation");
+		CacheUnderTest<Long, Item> onWriter = instance(properties).cache(name, Long.class, Item.class);
+		CacheInstance reader = instance(properties);
+		CacheUnderTest<Long, Item> onReader = reader.cache(name, Long.class, Item.class);
+		long key = keyOff(onReader, counter);
+		onReader.get(key, new CountingLoader().returning(OLD));
+
+		counter.kill();
+		try {
+			onWriter.evictAll();
+			// Heard, not waited out: the replica is promoted within seconds, and the failover then clears L1 anyway.
+			await().atMost(Duration.ofSeconds(1))
+				.until(() -> reader.count("tiered.cache.invalidations.received", "cache", name) >= 1);
+			assertThat(onReader.isInL1(key)).isFalse();
+
+			CountingLoader loader = new CountingLoader();
+			assertThat(onReader.get(key, loader.returning(NEW))).contains(NEW);
+			assertThat(onReader.get(key, loader.returning(NEW))).contains(NEW);
+			assertThat(reader.manager.pending().covers(name, PendingEvictions.ALL)).isTrue();
+		}
+		finally {
+			cluster.restart(counter);
 		}
 	}
 

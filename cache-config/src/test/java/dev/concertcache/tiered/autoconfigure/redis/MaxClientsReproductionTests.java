@@ -60,6 +60,9 @@ class MaxClientsReproductionTests {
 
 	private static final String MAX_CLIENTS_ERROR = "max number of clients reached";
 
+	/** Lettuce's words for a connection the server closed before the handshake handler was registered. */
+	private static final String HANDSHAKE_NOT_REGISTERED = "RedisHandshakeHandler not registered";
+
 	/**
 	 * Command and connect timeout of every setup here: generous, so that only a command that waits for one (queued
 	 * while disconnected, or hung) reaches it, never a refusal that a busy machine delays (production uses 250 ms
@@ -180,7 +183,10 @@ class MaxClientsReproductionTests {
 		assertThat(occupied).hasSize(MAX_CLIENTS);
 		tunedContext().run((context) -> {
 			assertThat(context).hasNotFailed();
-			assertThat(output).contains("Redis connection budget not checked").contains(MAX_CLIENTS_ERROR);
+			// The refusal as the server words it, or as Lettuce does when the socket closes before its handshake
+			// handler is registered (see below).
+			assertThat(output).contains("Redis connection budget not checked");
+			assertThat(output.toString()).containsAnyOf(MAX_CLIENTS_ERROR, HANDSHAKE_NOT_REGISTERED);
 			StringRedisTemplate template = context.getBean(StringRedisTemplate.class);
 			Burst sequential = Burst.run(1, 50, () -> template.opsForValue().get(KEY));
 			report("tuned, server full, 1 thread x 50 GETs", sequential, -1);
