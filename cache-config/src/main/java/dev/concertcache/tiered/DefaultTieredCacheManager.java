@@ -10,6 +10,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -148,6 +149,9 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final InvalidationWatermark watermark;
 
+	/** Whether the standalone server is the one generations were read from, after any connection dropped. */
+	private final ServerConfirmation server = new ServerConfirmation();
+
 	private final RedisLoadProtocol.Settings redisSettings;
 
 	private final ConcurrentMap<String, Registered<?, ?>> caches = new ConcurrentHashMap<>();
@@ -157,6 +161,12 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	private volatile @Nullable InvalidationListener listener;
 
 	private volatile @Nullable ClusterFailovers failovers;
+
+	private volatile @Nullable ExecutorService failoverMoves;
+
+	/** Runs before the generations move after a cluster failover; tests park the move there. */
+	private volatile Runnable beforeFailoverMove = () -> {
+	};
 
 	/** The highest cluster config epoch this instance moved its generations for (ADR 0035). */
 	private final AtomicLong failoverEpoch = new AtomicLong(-1);
@@ -202,8 +212,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.metrics.pendingEvictions(this.pending::size);
 		this.warmups = new Warmups(this.redis, this.instanceId);
 		this.hotSet = builder.hotSet.validate("tiered-cache.hot-set");
-		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.instanceId,
-				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
+		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.server,
+				this.instanceId, builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
 	}
 
 	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */
@@ -437,7 +447,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 					? (runId) -> flush("the node of the invalidation stream restarted") : this::afterNewPrimary;
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, newServer,
-					this.metrics, this.watermark);
+					this.metrics, this.watermark, (client instanceof RedisClusterClient) ? null : this.server);
 			this.listener.start();
 		}
 		else {
@@ -464,8 +474,27 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			this.hotSetPublisher = publisher;
 		}
 		if (client instanceof RedisClusterClient cluster) {
-			// Off Lettuce's event thread: moving the generations takes Redis round trips.
-			this.failovers = new ClusterFailovers(cluster, (epoch) -> retries.execute(() -> afterFailover(epoch)));
+			// Reads stop using Redis on Lettuce's event thread, before it routes to the new primary; the generations
+			// move off it (Redis round trips), on a thread of their own: not behind a retry of pending evictions.
+			ExecutorService moves = Executors.newSingleThreadExecutor((task) -> {
+				Thread thread = new Thread(task, "tiered-cache-failover");
+				thread.setDaemon(true);
+				return thread;
+			});
+			this.failoverMoves = moves;
+			this.failovers = new ClusterFailovers(cluster, (epoch) -> {
+				long seen = this.server.disconnected();
+				moves.execute(() -> {
+					try {
+						this.beforeFailoverMove.run();
+						afterFailover(epoch);
+					}
+					finally {
+						// A cache whose move failed is pending: its reads skip Redis on their own.
+						this.server.confirmed(seen);
+					}
+				});
+			});
 			this.failovers.start();
 		}
 	}
@@ -488,6 +517,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		ScheduledExecutorService publisher = this.hotSetPublisher;
 		if (publisher != null) {
 			publisher.shutdownNow();
+		}
+		ExecutorService moves = this.failoverMoves;
+		if (moves != null) {
+			moves.shutdownNow();
 		}
 	}
 
@@ -621,6 +654,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			}
 		}
 		this.failoversHandled.incrementAndGet();
+	}
+
+	/** Parks the generation moves after the next cluster failovers; for tests of what a read finds meanwhile. */
+	void beforeFailoverMove(Runnable hook) {
+		this.beforeFailoverMove = hook;
 	}
 
 	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */

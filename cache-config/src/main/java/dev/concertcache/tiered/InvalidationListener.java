@@ -23,6 +23,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.codec.StringCodec;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
@@ -83,6 +84,12 @@ final class InvalidationListener implements Runnable {
 
 	private final InvalidationWatermark watermark;
 
+	/**
+	 * Told of every other connection's disconnect on a standalone client, confirmed by the {@code run_id} check that
+	 * follows; {@code null} on a cluster, where {@link ClusterFailovers} watches the topology instead.
+	 */
+	private final @Nullable ServerConfirmation server;
+
 	private final AtomicBoolean suspect = new AtomicBoolean();
 
 	private final RedisConnectionStateListener disconnects = new RedisConnectionStateListener() {
@@ -93,11 +100,18 @@ final class InvalidationListener implements Runnable {
 				InvalidationListener.this.suspect.set(true);
 				InvalidationListener.this.reading = false;
 			}
+			else if (InvalidationListener.this.server != null) {
+				InvalidationListener.this.server.disconnected();
+			}
 		}
 
 	};
 
 	private volatile boolean running;
+
+	/** Runs before each {@code run_id} check after a disconnect; tests park the listener there. */
+	private volatile Runnable beforeServerCheck = () -> {
+	};
 
 	/** Whether the last read of the stream came back and no disconnect was seen since. */
 	private volatile boolean reading;
@@ -117,7 +131,7 @@ final class InvalidationListener implements Runnable {
 
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
-			TieredCacheMetrics metrics, InvalidationWatermark watermark) {
+			TieredCacheMetrics metrics, InvalidationWatermark watermark, @Nullable ServerConfirmation server) {
 		this.client = client;
 		this.stream = stream;
 		this.blockTimeout = blockTimeout;
@@ -127,6 +141,7 @@ final class InvalidationListener implements Runnable {
 		this.newServer = newServer;
 		this.metrics = metrics;
 		this.watermark = watermark;
+		this.server = server;
 	}
 
 	synchronized void start() {
@@ -160,6 +175,11 @@ final class InvalidationListener implements Runnable {
 		}
 	}
 
+	/** Parks the listener before its next {@code run_id} checks; for tests of what a read finds meanwhile. */
+	void beforeServerCheck(Runnable hook) {
+		this.beforeServerCheck = hook;
+	}
+
 	boolean isConnected() {
 		Thread thread = this.thread;
 		return this.reading && thread != null && thread.isAlive();
@@ -171,6 +191,7 @@ final class InvalidationListener implements Runnable {
 		while (this.running) {
 			try {
 				RedisClusterCommands<String, String> redis = connection();
+				long disconnects = (this.server != null) ? this.server.disconnects() : 0;
 				if (this.lastId == null) {
 					this.runId = runId(redis);
 					startFromTheEnd(redis);
@@ -181,6 +202,13 @@ final class InvalidationListener implements Runnable {
 				}
 				else if (this.suspect.getAndSet(false)) {
 					recover(redis);
+				}
+				else if (this.server != null && !this.server.isConfirmed()) {
+					// Another connection dropped: it may have come back on another server.
+					reportedNewServer(redis);
+				}
+				if (this.server != null) {
+					this.server.confirmed(disconnects);
 				}
 				long sentAt = this.watermark.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
@@ -273,12 +301,7 @@ final class InvalidationListener implements Runnable {
 	 * next of them is still there (trimmed, or the stream deleted, if not).
 	 */
 	private void recover(RedisClusterCommands<String, String> redis) {
-		String runId = runId(redis);
-		if (!runId.equals(this.runId)) {
-			this.runId = runId;
-			this.lastId = START;
-			this.lastSequence = -1;
-			this.newServer.accept(runId);
+		if (reportedNewServer(redis)) {
 			return;
 		}
 		if (this.lastSequence < 0) {
@@ -299,6 +322,23 @@ final class InvalidationListener implements Runnable {
 				startFromTheEnd(redis);
 			}
 		}
+	}
+
+	/**
+	 * Reports another server behind the connection (its {@code run_id} changed) and reads the stream from its
+	 * start; returns whether it did.
+	 */
+	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
+		this.beforeServerCheck.run();
+		String runId = runId(redis);
+		if (runId.equals(this.runId)) {
+			return false;
+		}
+		this.runId = runId;
+		this.lastId = START;
+		this.lastSequence = -1;
+		this.newServer.accept(runId);
+		return true;
 	}
 
 	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */

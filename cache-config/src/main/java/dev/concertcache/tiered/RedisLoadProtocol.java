@@ -75,6 +75,10 @@ final class RedisLoadProtocol<V> {
 			// Redis still holds what this instance's own write replaced: the writer must not read it back.
 			return RedisRead.unavailable();
 		}
+		if (!this.settings.server().isConfirmed()) {
+			// A connection dropped and may be back on a promoted replica that lacks the last tombstones.
+			return RedisRead.unavailable();
+		}
 		try {
 			long generation = this.generations.current();
 			String valueKey = this.redis.valueKey(this.cache, generation, this.codec.shape(), key);
@@ -118,6 +122,9 @@ final class RedisLoadProtocol<V> {
 	 * @throws UnavailableException if Redis cannot be used
 	 */
 	List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
+		if (!this.settings.server().isConfirmed()) {
+			throw new UnavailableException(new IllegalStateException("The Redis server is not confirmed yet"));
+		}
 		long generation = this.generations.current();
 		List<String> valueKeys = new ArrayList<>(keys.size());
 		for (String key : keys) {
@@ -273,11 +280,11 @@ final class RedisLoadProtocol<V> {
 	}
 
 	/**
-	 * What every cache of a manager shares: its clocks, its pending evictions, its identity in invalidation
-	 * messages and the load lock's timing.
+	 * What every cache of a manager shares: its clocks, its pending evictions, whether its standalone server is
+	 * confirmed, its identity in invalidation messages and the load lock's timing.
 	 */
-	record Settings(Ticker ticker, Clock clock, PendingEvictions pending, String instanceId, Duration lockTtl,
-			Duration lockPollInterval, Duration tombstoneTtl) {
+	record Settings(Ticker ticker, Clock clock, PendingEvictions pending, ServerConfirmation server, String instanceId,
+			Duration lockTtl, Duration lockPollInterval, Duration tombstoneTtl) {
 	}
 
 }

@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterAll;
@@ -261,6 +262,55 @@ class TieredCacheOnRedisClusterTests {
 		}
 	}
 
+	@Test
+	void aReadAfterTheConnectionRoutesToAPromotedReplicaButBeforeTheGenerationsMoveGoesToTheLoader() throws Exception {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:items:generation");
+		long key = 1;
+		while (List.of(stream.address(), counter.address())
+			.contains(cluster.primaryFor(onA.redisKey(key)).address())) {
+			key++;
+		}
+		long chosen = key;
+		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(chosen));
+		RedisCluster.Node replica = cluster.replicaOf(primary);
+		onA.get(chosen, new CountingLoader().returning(OLD));
+		String oldKey = onA.redisKey(chosen);
+		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
+		replica.command("CONFIG", "SET", "masterauth", "cut-off");
+		primary.command("CLIENT", "KILL", "TYPE", "replica");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
+		onA.evict(chosen);
+		CountDownLatch moved = new CountDownLatch(1);
+		a.manager.beforeFailoverMove(() -> {
+			try {
+				moved.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+
+		cluster.killPrimary(primary);
+		try {
+			// The connection routes the key's slot to the promoted replica (old value, no tombstone); the move waits.
+			await().atMost(Duration.ofSeconds(10)).until(() -> "old".equals(valueNameIn(a, oldKey)));
+			a.ticker.advance(Duration.ofMinutes(1));
+
+			CountingLoader loader = new CountingLoader();
+			assertThat(onA.get(chosen, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
+			moved.countDown();
+			cluster.restart(primary);
+		}
+	}
+
 	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(cluster, properties);
 		this.closeables.add(instance);
@@ -284,6 +334,17 @@ class TieredCacheOnRedisClusterTests {
 			key++;
 		}
 		return key;
+	}
+
+	/** The name in the value {@code redisKey} holds as the instance's connection reads it, {@code null} if none. */
+	private static String valueNameIn(CacheInstance instance, String redisKey) {
+		try {
+			String raw = instance.redis.opsForValue().get(redisKey);
+			return (raw != null && raw.contains("\"old\"")) ? "old" : null;
+		}
+		catch (RuntimeException ex) {
+			return null;
+		}
 	}
 
 	private static boolean replicated(RedisCluster.Node primary, RedisCluster.Node replica) {

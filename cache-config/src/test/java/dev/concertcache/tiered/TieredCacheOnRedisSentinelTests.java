@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -50,21 +51,9 @@ class TieredCacheOnRedisSentinelTests {
 		CacheInstance b = instance(properties);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
-		RedisSentinel.Node primary = this.sentinel.primary();
 		RedisSentinel.Node replica = this.sentinel.replica();
 		onA.get(1L, new CountingLoader().returning(OLD));
-		assertThat(onB.lookup(1L, new CountingLoader().returning(OLD)).source()).isEqualTo(Source.L2);
-		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
-		// The replica stops receiving: it cannot authenticate when it reconnects.
-		replica.command("CONFIG", "SET", "masterauth", "cut-off");
-		primary.command("CLIENT", "KILL", "TYPE", "replica");
-		await().atMost(Duration.ofSeconds(10))
-			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
-
-		onA.evict(1L);
-		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
-		assertThat(onA.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
-		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+		cutOffReplicaThenEvict(onA, onB);
 		String oldKey = onA.redisKey(1L);
 		long handledOnA = a.manager.failoversHandled();
 		long handledOnB = b.manager.failoversHandled();
@@ -111,10 +100,64 @@ class TieredCacheOnRedisSentinelTests {
 		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
 	}
 
+	@Test
+	void aReadAfterTheDataConnectionCameBackOnThePromotedReplicaButBeforeTheRunIdCheckGoesToTheLoader()
+			throws Exception {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		onA.get(1L, new CountingLoader().returning(OLD));
+		cutOffReplicaThenEvict(onA, onB);
+		CountDownLatch checked = new CountDownLatch(1);
+		b.manager.listener().beforeServerCheck(() -> {
+			try {
+				checked.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
+
+		this.sentinel.killPrimary();
+		try {
+			// B's data connection is back, on the promoted replica (old value, no tombstone); its listener is parked.
+			await().atMost(Duration.ofSeconds(10)).until(() -> reachesRedis(b));
+			b.ticker.advance(Duration.ofMinutes(1));
+
+			CountingLoader loader = new CountingLoader();
+			assertThat(onB.get(1L, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
+			checked.countDown();
+		}
+	}
+
 	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(this.sentinel, properties);
 		this.closeables.add(instance);
 		return instance;
+	}
+
+	/**
+	 * Both instances hold key 1 (B from Redis), the replica stops receiving (it cannot authenticate when it
+	 * reconnects), then A evicts the key: its tombstone is on the primary only, and both read the new value.
+	 */
+	private void cutOffReplicaThenEvict(CacheUnderTest<Long, Item> onA, CacheUnderTest<Long, Item> onB) {
+		RedisSentinel.Node primary = this.sentinel.primary();
+		RedisSentinel.Node replica = this.sentinel.replica();
+		assertThat(onB.lookup(1L, new CountingLoader().returning(OLD)).source()).isEqualTo(Source.L2);
+		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
+		replica.command("CONFIG", "SET", "masterauth", "cut-off");
+		primary.command("CLIENT", "KILL", "TYPE", "replica");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
+		onA.evict(1L);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
+		assertThat(onA.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
 	}
 
 	/** Whether the instance's data connection is back (on the promoted replica). */

@@ -10,7 +10,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Supplier;
 
 import com.github.shyiko.mysql.binlog.BinaryLogClient;
 import com.github.shyiko.mysql.binlog.event.DeleteRowsEventData;
@@ -88,6 +87,12 @@ class BinlogCapture implements SmartLifecycle {
 
 	private ScheduledExecutorService renewals;
 
+	/** Tries the invalidations Redis refused again, every retry interval, off the binlog connection's thread. */
+	private ScheduledExecutorService retries;
+
+	/** The listener of the connection being read, whose refused invalidations the retries land. */
+	private volatile Transactions landing;
+
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
 			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, CaptureMetrics metrics, Clock clock,
 			long serverId, Duration stalenessBound) {
@@ -136,6 +141,25 @@ class BinlogCapture implements SmartLifecycle {
 		});
 		long interval = Math.max(1, this.lease.ttl().toMillis() / 3);
 		this.renewals.scheduleWithFixedDelay(this::renewLease, interval, interval, TimeUnit.MILLISECONDS);
+		this.retries = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "binlog-capture-retry");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long retry = this.properties.getRetryInterval().toMillis();
+		this.retries.scheduleWithFixedDelay(this::retryLanding, retry, retry, TimeUnit.MILLISECONDS);
+	}
+
+	private void retryLanding() {
+		Transactions current = this.landing;
+		if (current != null && this.running && this.leader) {
+			try {
+				current.land();
+			}
+			catch (RuntimeException ex) {
+				logger.debug("Capture: retrying refused invalidations failed", ex);
+			}
+		}
 	}
 
 	/** Stops reading and gives the lease up, so that a standby takes over at once. */
@@ -148,6 +172,9 @@ class BinlogCapture implements SmartLifecycle {
 		this.stopped.countDown();
 		if (this.renewals != null) {
 			this.renewals.shutdownNow();
+		}
+		if (this.retries != null) {
+			this.retries.shutdownNow();
 		}
 		disconnect();
 		if (this.reader != null) {
@@ -350,6 +377,7 @@ class BinlogCapture implements SmartLifecycle {
 		if (!this.running || !this.leader) {
 			return false;
 		}
+		this.landing = listener;
 		try {
 			client.connect();
 		}
@@ -357,6 +385,8 @@ class BinlogCapture implements SmartLifecycle {
 			listener.failure = (listener.failure != null) ? listener.failure : ex;
 		}
 		finally {
+			// What did not land is replayed from the stored position, by this instance or the next leader.
+			this.landing = null;
 			this.client = null;
 		}
 		if (!this.running || !this.leader) {
@@ -473,6 +503,24 @@ class BinlogCapture implements SmartLifecycle {
 
 		private TransactionChanges changes = new TransactionChanges();
 
+		/**
+		 * The changes of committed transactions whose invalidations Redis has not all taken yet, merged: while one
+		 * waits, later ones are read and tried too, so that their tombstones land wherever Redis takes them (an
+		 * announcement refused with the stream's node down must not hold back the tombstones readers go by).
+		 */
+		private TransactionChanges unlanded = new TransactionChanges();
+
+		/** When the oldest unlanded transaction committed (binlog header, ms); for the lag meter. */
+		private long oldestUnlanded;
+
+		/** The binlog offset after the newest unlanded transaction; for the lag meter. */
+		private long unlandedNextPosition;
+
+		/** The position after the last committed transaction, to store once everything before it has landed. */
+		private BinlogPosition toStore;
+
+		private long toStoreOffset;
+
 		private volatile Exception failure;
 
 		Transactions(BinaryLogClient client) {
@@ -573,59 +621,67 @@ class BinlogCapture implements SmartLifecycle {
 		private void commit(EventHeaderV4 header) {
 			TransactionChanges committed = this.changes;
 			this.changes = new TransactionChanges();
-			if (!committed.isEmpty()) {
-				// Invalidations are idempotent: a retry after a partial failure sends some again.
-				untilRedisTakesIt(() -> {
-					committed.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
-							BinlogCapture.this.properties.getMaxKeysPerTransaction());
-					return true;
-				});
-				BinlogCapture.this.metrics.committed(header.getTimestamp(), BinlogCapture.this.clock.millis(),
-						header.getNextPosition());
-			}
 			String gtid = this.client.getGtidSet();
 			BinlogPosition position = (gtid != null) ? BinlogPosition.gtid(BinlogCapture.this.server.address(), gtid)
 					: BinlogPosition.file(BinlogCapture.this.server.address(), this.client.getBinlogFilename(),
 							header.getNextPosition());
-			boolean saved = untilRedisTakesIt(() -> BinlogCapture.this.lease.savePosition(position));
-			if (!saved) {
-				loseLease("another instance holds it");
-				throw new IllegalStateException("the lease was lost");
+			synchronized (this) {
+				if (!committed.isEmpty()) {
+					if (this.unlanded.isEmpty()) {
+						this.oldestUnlanded = header.getTimestamp();
+					}
+					this.unlanded.merge(committed, BinlogCapture.this.properties.getMaxKeysPerTransaction());
+					this.unlandedNextPosition = header.getNextPosition();
+				}
+				this.toStore = position;
+				this.toStoreOffset = header.getNextPosition();
 			}
-			BinlogCapture.this.lastPosition = position;
-			BinlogCapture.this.metrics.position(header.getNextPosition());
+			land();
 		}
 
 		/**
-		 * Runs {@code call} again, every retry interval, while Redis refuses it and this instance still holds the
-		 * lease: a killed Redis connection (Lettuce reconnects in milliseconds) then costs one interval, where
-		 * ending the stream cost a reconnect and a replay from the stored position (up to 0.9 s measured). Once
-		 * the lease is gone (Redis unreachable past its TTL) the failure ends the stream, and whoever holds the
-		 * lease next replays from the stored position.
+		 * Tries every unlanded invalidation once (they are idempotent: a retry after a partial failure sends some
+		 * again), then stores the position once nothing before it is left; what Redis refuses is tried again at the
+		 * next commit or by the retries, every retry interval, on the same binlog connection: a killed Redis
+		 * connection costs one interval, where ending the stream cost a reconnect and a replay (up to 0.9 s
+		 * measured). If the lease is gone (Redis unreachable past its TTL), whoever holds it next replays from the
+		 * stored position.
 		 */
-		private <T> T untilRedisTakesIt(Supplier<T> call) {
-			while (true) {
+		synchronized void land() {
+			if (!this.unlanded.isEmpty()) {
 				try {
-					return call.get();
+					this.unlanded.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
+							BinlogCapture.this.properties.getMaxKeysPerTransaction());
 				}
 				catch (InvalidationFailedException | DataAccessException ex) {
-					if (!BinlogCapture.this.running || !BinlogCapture.this.leader) {
-						throw ex;
-					}
 					BinlogCapture.this.metrics.retry();
-					logger.debug("Capture: Redis did not take a transaction's invalidations; retrying", ex);
-					try {
-						if (BinlogCapture.this.stopped.await(BinlogCapture.this.properties.getRetryInterval().toMillis(),
-								TimeUnit.MILLISECONDS)) {
-							throw ex;
-						}
-					}
-					catch (InterruptedException interrupted) {
-						Thread.currentThread().interrupt();
-						throw ex;
-					}
+					logger.debug("Capture: Redis did not take every invalidation; trying again", ex);
+					return;
 				}
+				BinlogCapture.this.metrics.committed(this.oldestUnlanded, BinlogCapture.this.clock.millis(),
+						this.unlandedNextPosition);
+				this.unlanded = new TransactionChanges();
 			}
+			if (this.toStore == null) {
+				return;
+			}
+			boolean saved;
+			try {
+				saved = BinlogCapture.this.lease.savePosition(this.toStore);
+			}
+			catch (DataAccessException ex) {
+				BinlogCapture.this.metrics.retry();
+				logger.debug("Capture: Redis did not take the position; trying again", ex);
+				return;
+			}
+			if (!saved) {
+				loseLease("another instance holds it");
+				stop(new IllegalStateException("the lease was lost"));
+				return;
+			}
+			BinlogCapture.this.lastPosition = this.toStore;
+			BinlogCapture.this.metrics.position(this.toStoreOffset);
+			this.toStore = null;
 		}
 
 		private void stop(Exception ex) {

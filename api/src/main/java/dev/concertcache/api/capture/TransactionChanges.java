@@ -4,12 +4,13 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 
 import dev.concertcache.api.concert.ConcertCaches;
+import dev.concertcache.api.concert.Invalidations;
 import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.tiered.InvalidationFailedException;
 
 /**
- * The cache keys one committed transaction made stale, deduplicated, and the invalidations that a write through
- * this service would make for them.
+ * The cache keys committed transactions made stale (one, or several merged while Redis refused their
+ * invalidations), deduplicated, and the invalidations that a write through this service would make for them.
  */
 final class TransactionChanges {
 
@@ -36,6 +37,23 @@ final class TransactionChanges {
 		this.everything = true;
 	}
 
+	/**
+	 * Adds what {@code other} made stale; past {@code maxKeys} keys of one kind, everything (invalidations are
+	 * idempotent, and a merge grows only while Redis refuses them: it must stay bounded).
+	 */
+	void merge(TransactionChanges other, int maxKeys) {
+		this.everything |= other.everything;
+		this.concerts.addAll(other.concerts);
+		this.scheduleConcerts.addAll(other.scheduleConcerts);
+		if (this.concerts.size() > maxKeys || this.scheduleConcerts.size() > maxKeys) {
+			everything();
+		}
+		if (this.everything) {
+			this.concerts.clear();
+			this.scheduleConcerts.clear();
+		}
+	}
+
 	boolean isEmpty() {
 		return !this.everything && this.concerts.isEmpty() && this.scheduleConcerts.isEmpty();
 	}
@@ -43,24 +61,27 @@ final class TransactionChanges {
 	/**
 	 * A concert row (inserted, updated or deleted): what {@link ConcertCaches} says a concert change makes stale. A
 	 * schedule row: the schedules of its concert, before and after. Above {@code maxKeys} keys of one cache, that
-	 * whole cache.
-	 * @throws InvalidationFailedException if Redis did not take one; the caller replays the transaction
+	 * whole cache. Every invalidation is tried, even after one failed.
+	 * @throws InvalidationFailedException the first failure, if Redis did not take one; the caller tries again
 	 */
 	void invalidate(ConcertCaches concertCaches, ScheduleCaches scheduleCaches, int maxKeys) {
 		if (this.everything || this.concerts.size() > maxKeys) {
 			concertCaches.invalidateAll();
 			return;
 		}
-		concertCaches.invalidateChanged(this.concerts);
+		Invalidations all = new Invalidations();
+		all.run(() -> concertCaches.invalidateChanged(this.concerts));
 		Set<Long> schedulesOnly = new LinkedHashSet<>(this.scheduleConcerts);
 		schedulesOnly.removeAll(this.concerts);
 		if (this.concerts.size() + schedulesOnly.size() > maxKeys) {
-			scheduleCaches.invalidateAll();
-			return;
+			all.run(scheduleCaches::invalidateAll);
 		}
-		for (Long id : schedulesOnly) {
-			scheduleCaches.invalidate(id);
+		else {
+			for (Long id : schedulesOnly) {
+				all.run(() -> scheduleCaches.invalidate(id));
+			}
 		}
+		all.rethrowFirstFailure();
 	}
 
 }

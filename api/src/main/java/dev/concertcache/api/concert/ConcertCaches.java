@@ -56,17 +56,20 @@ public class ConcertCaches {
 	/**
 	 * Invalidates now, on every tier of every instance, what the change of these concerts makes stale, for
 	 * callers that hold a durable record of the change (a request, the binary log) and repeat it on failure, so
-	 * nothing is queued in memory. Repeating is harmless.
-	 * @throws InvalidationFailedException if Redis did not take one of the invalidations
+	 * nothing is queued in memory. Repeating is harmless. Every one is tried even after one failed: a tombstone
+	 * Redis takes protects readers while the stream cannot announce it (ADR 0035).
+	 * @throws InvalidationFailedException the first failure, if Redis did not take one of the invalidations
 	 */
 	public void invalidateChanged(Collection<Long> ids) {
+		Invalidations all = new Invalidations();
 		for (long id : ids) {
-			this.concerts.invalidate(id);
-			this.schedules.invalidate(id);
+			all.run(() -> this.concerts.invalidate(id));
+			all.run(() -> this.schedules.invalidate(id));
 		}
 		if (!ids.isEmpty()) {
-			this.pages.invalidateAll();
+			all.run(this.pages::invalidateAll);
 		}
+		all.rethrowFirstFailure();
 	}
 
 	/**
@@ -75,9 +78,11 @@ public class ConcertCaches {
 	 * @throws InvalidationFailedException if Redis did not take one of the invalidations
 	 */
 	public void invalidateAll() {
-		this.concerts.invalidateAll();
-		this.schedules.invalidateAll();
-		this.pages.invalidateAll();
+		Invalidations all = new Invalidations();
+		all.run(this.concerts::invalidateAll);
+		all.run(this.schedules::invalidateAll);
+		all.run(this.pages::invalidateAll);
+		all.rethrowFirstFailure();
 	}
 
 }

@@ -7,6 +7,7 @@ import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Set;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -238,6 +239,34 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
+	void aLaterTransactionIsTombstonedWhileTheStreamRefusesAnEarlierOnesAnnouncement() throws Exception {
+		title(this.port, 11);
+		title(this.port, 12);
+		double retries = this.meters.counter("concert.cache.capture.retries").count();
+		try (RedisClient client = RedisClient.create(RedisURI.create(redisServer.host(), redisServer.port()));
+				StatefulRedisConnection<String, String> admin = client.connect()) {
+			// The stream takes no message, as with its node down; every other key takes writes.
+			acl(admin, "-xadd");
+			try {
+				sql("UPDATE concert SET title = 'Not Announced' WHERE id = 11");
+				await().atMost(PROMPTLY)
+					.until(() -> this.meters.counter("concert.cache.capture.retries").count() > retries);
+				sql("UPDATE concert SET title = 'Tombstoned Meanwhile' WHERE id = 12");
+
+				// Readers that cannot hear the stream read through Redis: the tombstone is what keeps them fresh.
+				await().atMost(PROMPTLY).until(() -> tombstoned(12));
+			}
+			finally {
+				acl(admin, "+xadd");
+			}
+		}
+		await().atMost(PROMPTLY).untilAsserted(() -> {
+			assertThat(title(this.port, 11)).isEqualTo("Not Announced");
+			assertThat(title(this.port, 12)).isEqualTo("Tombstoned Meanwhile");
+		});
+	}
+
+	@Test
 	void whenTheReadingInstanceStopsAnotherTakesOverWithoutMissingAChange() throws Exception {
 		try (ConfigurableApplicationContext second = secondInstance()) {
 			int other = port(second);
@@ -275,6 +304,21 @@ class CaptureTests extends ApiHttpTestSupport {
 			.contains("concert_cache_capture_position_lost_total{reason=\"no-position\"}")
 			.contains("concert_cache_capture_leader 1.0")
 			.contains("concert_cache_capture_position ");
+	}
+
+	/** Changes what the default user (every client here) may run: {@code -xadd} or {@code +xadd}. */
+	private static void acl(StatefulRedisConnection<String, String> admin, String rule) {
+		admin.sync().dispatch(CommandType.ACL, new StatusOutput<>(StringCodec.UTF8),
+				new CommandArgs<>(StringCodec.UTF8).add("SETUSER").add("default").add(rule));
+	}
+
+	/** Whether Redis holds a tombstone for concert {@code id} under the current generation (any shape). */
+	private boolean tombstoned(long id) {
+		String generation = this.redis.opsForValue().get("concert-cache:v1:concert:generation");
+		Set<String> keys = this.redis.keys("concert-cache:v1:concert:g" + generation + ":*:{concert:" + id + "}");
+		return keys.stream()
+			.map((key) -> this.redis.opsForValue().get(key))
+			.anyMatch((value) -> value != null && value.contains("\"tombstone\""));
 	}
 
 	/** Waits until the stored position is the server's: the capture has processed everything committed so far. */

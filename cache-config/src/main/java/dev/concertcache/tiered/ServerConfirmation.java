@@ -1,0 +1,37 @@
+package dev.concertcache.tiered;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Whether the Redis servers the connections reach are known to be the ones this instance's generations and L1 come
+ * from (ADR 0035). A connection may come back on a replica just promoted, which can lack the last tombstones and
+ * generation moves: on a standalone client (a Sentinel's) from any connection's disconnect until the invalidation
+ * listener has compared the server's {@code run_id}, on a cluster from the topology change that gives a slot
+ * another primary until every generation has moved, reads do not use Redis.
+ */
+final class ServerConfirmation {
+
+	private final AtomicLong disconnects = new AtomicLong();
+
+	private final AtomicLong confirmed = new AtomicLong();
+
+	/** Returns the disconnects so far, this one included. */
+	long disconnected() {
+		return this.disconnects.incrementAndGet();
+	}
+
+	/** The disconnects so far: a {@code run_id} check that starts after this call confirms them. */
+	long disconnects() {
+		return this.disconnects.get();
+	}
+
+	/** The server was checked after the first {@code disconnects} disconnects. */
+	void confirmed(long disconnects) {
+		this.confirmed.accumulateAndGet(disconnects, Math::max);
+	}
+
+	boolean isConfirmed() {
+		return this.confirmed.get() >= this.disconnects.get();
+	}
+
+}
