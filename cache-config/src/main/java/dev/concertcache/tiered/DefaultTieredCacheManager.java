@@ -656,6 +656,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.failoversHandled.incrementAndGet();
 	}
 
+	/** Whether the Redis servers behind the connections are confirmed; for tests. */
+	ServerConfirmation serverConfirmation() {
+		return this.server;
+	}
+
 	/** Parks the generation moves after the next cluster failovers; for tests of what a read finds meanwhile. */
 	void beforeFailoverMove(Runnable hook) {
 		this.beforeFailoverMove = hook;

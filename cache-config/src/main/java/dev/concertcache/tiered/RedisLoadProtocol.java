@@ -75,7 +75,8 @@ final class RedisLoadProtocol<V> {
 			// Redis still holds what this instance's own write replaced: the writer must not read it back.
 			return RedisRead.unavailable();
 		}
-		if (!this.settings.server().isConfirmed()) {
+		long stamp = this.settings.server().stamp();
+		if (stamp < 0) {
 			// A connection dropped and may be back on a promoted replica that lacks the last tombstones.
 			return RedisRead.unavailable();
 		}
@@ -85,6 +86,9 @@ final class RedisLoadProtocol<V> {
 			String raw = this.redis.get(this.cache, valueKey);
 			String lockKey = this.redis.lockKey(this.cache, generation, this.codec.shape(), key);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
+				if (!this.settings.server().holds(stamp)) {
+					return RedisRead.unavailable();
+				}
 				StoredDigest digest = StoredDigest.of(raw);
 				long now = this.settings.clock().millis();
 				if (previous != null && digest.equals(previous.digest)
@@ -107,7 +111,7 @@ final class RedisLoadProtocol<V> {
 			else {
 				this.metrics.l2Miss.increment();
 			}
-			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "");
+			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", stamp);
 		}
 		catch (UnavailableException ex) {
 			return RedisRead.unavailable();
@@ -122,7 +126,8 @@ final class RedisLoadProtocol<V> {
 	 * @throws UnavailableException if Redis cannot be used
 	 */
 	List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
-		if (!this.settings.server().isConfirmed()) {
+		long stamp = this.settings.server().stamp();
+		if (stamp < 0) {
 			throw new UnavailableException(new IllegalStateException("The Redis server is not confirmed yet"));
 		}
 		long generation = this.generations.current();
@@ -131,6 +136,9 @@ final class RedisLoadProtocol<V> {
 			valueKeys.add(this.redis.valueKey(this.cache, generation, this.codec.shape(), key));
 		}
 		List<String> raws = this.redis.multiGet(this.cache, valueKeys);
+		if (!this.settings.server().holds(stamp)) {
+			throw new UnavailableException(new IllegalStateException("A Redis connection dropped during the fill"));
+		}
 		long now = this.settings.clock().millis();
 		List<RedisRead.@Nullable Hit<V>> hits = new ArrayList<>(keys.size());
 		for (int i = 0; i < keys.size(); i++) {
@@ -143,7 +151,7 @@ final class RedisLoadProtocol<V> {
 		return hits;
 	}
 
-	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen) {
+	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen, long stamp) {
 		String token = UUID.randomUUID().toString();
 		long lockMillis = this.settings.lockTtl().toMillis();
 		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lockMillis);
@@ -159,6 +167,9 @@ final class RedisLoadProtocol<V> {
 				return new RedisRead.Load<>(valueKey, lockKey, seen, null);
 			}
 			if (attempt instanceof LockAttempt.Hit hit) {
+				if (!this.settings.server().holds(stamp)) {
+					return RedisRead.unavailable();
+				}
 				Stored<V> stored = decode(hit.raw());
 				return (stored != null) ? new RedisRead.Hit<>(stored.value(), StoredDigest.of(hit.raw()))
 						: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null);

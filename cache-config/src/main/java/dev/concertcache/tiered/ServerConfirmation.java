@@ -34,4 +34,20 @@ final class ServerConfirmation {
 		return this.confirmed.get() >= this.disconnects.get();
 	}
 
+	/**
+	 * A stamp for a read of Redis that starts now, {@code -1} if reads must not use Redis now; see {@link #holds}.
+	 */
+	long stamp() {
+		long disconnects = this.disconnects.get();
+		return (this.confirmed.get() >= disconnects) ? disconnects : -1;
+	}
+
+	/**
+	 * Whether nothing dropped since {@code stamp} was taken, so that what a read found in Redis meanwhile can be
+	 * used: a read that passed the check just before a failover may still be routed to the promoted replica.
+	 */
+	boolean holds(long stamp) {
+		return stamp >= 0 && this.disconnects.get() == stamp;
+	}
+
 }

@@ -1,5 +1,7 @@
 package dev.concertcache.tiered;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -178,6 +180,54 @@ class TieredCacheRedisDownTests {
 		await().atMost(Duration.ofSeconds(20)).until(a.manager::isListening);
 		// It filled L1 while it could not hear from other instances: that L1 is dropped once it can.
 		assertThat(onA.isInL1(1L)).isFalse();
+	}
+
+	@Test
+	void aValueReadFromRedisAcrossADisconnectIsNotUsedForTheConnectionMayHaveComeBackOnAnotherServer() {
+		this.redis.start();
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		b.cache("items", Long.class, Item.class).get(1L, () -> Optional.of(new Item(1, "old")));
+		String valueKey = onA.redisKey(1L);
+		String old = a.redis.opsForValue().get(valueKey);
+		// Another loader holds the key's lock, so A's read waits for its value and reads the key again.
+		a.redis.delete(valueKey);
+		a.redis.opsForValue().set(valueKey.replaceFirst(":items:g", ":items:lock:g"), "another-loader");
+		long disconnects = a.manager.serverConfirmation().disconnects();
+		onA.beforeLockWait(() -> {
+			// Meanwhile the connection drops and comes back where the key holds an old value (a promoted replica).
+			a.redis.opsForValue().set(valueKey, old);
+			a.redis.delete(valueKey.replaceFirst(":items:g", ":items:lock:g"));
+			killClients();
+			await().atMost(Duration.ofSeconds(5))
+				.until(() -> a.manager.serverConfirmation().disconnects() > disconnects);
+			onA.beforeLockWait(() -> {
+			});
+		});
+		this.database.put(1L, new Item(1, "new"));
+
+		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "new"));
+		assertThat(this.loads).hasValue(1);
+	}
+
+	/** Kills every client connection (redis-cli's own excepted: CLIENT KILL skips its sender). */
+	private void killClients() {
+		try {
+			Process kill = new ProcessBuilder("redis-cli", "-h", this.redis.host(), "-p",
+					String.valueOf(this.redis.port()), "CLIENT", "KILL", "TYPE", "normal")
+				.redirectErrorStream(true)
+				.start();
+			assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	private Supplier<Optional<Item>> loader(long id) {
