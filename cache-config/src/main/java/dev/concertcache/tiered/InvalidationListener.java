@@ -273,6 +273,10 @@ final class InvalidationListener implements Runnable {
 	private RedisClusterCommands<String, String> connection() {
 		StatefulConnection<String, String> connection = this.connection;
 		if (connection == null || !connection.isOpen()) {
+			if (connection != null) {
+				// Its auto-reconnect would bring it back beside the new one: a connection leaked per drop.
+				connection.closeAsync();
+			}
 			RedisClusterCommands<String, String> commands;
 			if (this.client instanceof RedisClusterClient cluster) {
 				StatefulRedisClusterConnection<String, String> clustered = cluster.connect(StringCodec.UTF8);

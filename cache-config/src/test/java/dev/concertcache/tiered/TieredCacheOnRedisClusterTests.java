@@ -115,12 +115,7 @@ class TieredCacheOnRedisClusterTests {
 		RedisCluster.Node replica = cluster.replicaOf(primary);
 		onA.get(key, new CountingLoader().returning(OLD));
 		assertThat(onB.lookup(key, new CountingLoader().returning(OLD)).source()).isEqualTo(Source.L2);
-		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
-		// The replica stops receiving: it cannot authenticate when it reconnects.
-		replica.command("CONFIG", "SET", "masterauth", "cut-off");
-		primary.command("CLIENT", "KILL", "TYPE", "replica");
-		await().atMost(Duration.ofSeconds(10))
-			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
+		cutOff(primary, replica);
 
 		onA.evict(key);
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(key));
@@ -279,11 +274,7 @@ class TieredCacheOnRedisClusterTests {
 		RedisCluster.Node replica = cluster.replicaOf(primary);
 		onA.get(chosen, new CountingLoader().returning(OLD));
 		String oldKey = onA.redisKey(chosen);
-		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
-		replica.command("CONFIG", "SET", "masterauth", "cut-off");
-		primary.command("CLIENT", "KILL", "TYPE", "replica");
-		await().atMost(Duration.ofSeconds(10))
-			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
+		cutOff(primary, replica);
 		onA.evict(chosen);
 		CountDownLatch moved = new CountDownLatch(1);
 		a.manager.beforeFailoverMove(() -> {
@@ -345,6 +336,15 @@ class TieredCacheOnRedisClusterTests {
 		catch (RuntimeException ex) {
 			return null;
 		}
+	}
+
+	/** Once {@code replica} has caught up, it stops receiving: it cannot authenticate when it reconnects. */
+	private static void cutOff(RedisCluster.Node primary, RedisCluster.Node replica) {
+		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
+		replica.command("CONFIG", "SET", "masterauth", "cut-off");
+		primary.command("CLIENT", "KILL", "TYPE", "replica");
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> replica.command("INFO", "replication").contains("master_link_status:down"));
 	}
 
 	private static boolean replicated(RedisCluster.Node primary, RedisCluster.Node replica) {

@@ -212,14 +212,39 @@ class TieredCacheRedisDownTests {
 		assertThat(this.loads).hasValue(1);
 	}
 
+	@Test
+	void theInvalidationListenerKeepsOneConnectionHoweverOftenItsConnectionIsKilled() {
+		this.redis.start();
+		CacheInstance a = instance(CacheInstance.properties());
+		String listener = "name=tiered-cache-invalidations-" + a.manager.getInstanceId();
+		for (int kill = 0; kill < 3; kill++) {
+			killClients();
+			await().atMost(Duration.ofSeconds(10)).until(() -> a.manager.isListening() && clients(listener) == 1);
+		}
+
+		// A connection it replaced would come back by itself within its reconnect delay.
+		await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(5)).until(() -> clients(listener) == 1);
+	}
+
+	/** How many client connections {@code CLIENT LIST} shows with {@code field} (such as {@code name=...}). */
+	private int clients(String field) {
+		return (int) redisCli("CLIENT", "LIST").lines().filter((line) -> line.contains(field + " ")).count();
+	}
+
 	/** Kills every client connection (redis-cli's own excepted: CLIENT KILL skips its sender). */
 	private void killClients() {
+		redisCli("CLIENT", "KILL", "TYPE", "normal");
+	}
+
+	private String redisCli(String... arguments) {
+		List<String> command = new ArrayList<>(
+				List.of("redis-cli", "-h", this.redis.host(), "-p", String.valueOf(this.redis.port())));
+		command.addAll(List.of(arguments));
 		try {
-			Process kill = new ProcessBuilder("redis-cli", "-h", this.redis.host(), "-p",
-					String.valueOf(this.redis.port()), "CLIENT", "KILL", "TYPE", "normal")
-				.redirectErrorStream(true)
-				.start();
-			assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+			String output = new String(process.getInputStream().readAllBytes());
+			assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+			return output;
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
