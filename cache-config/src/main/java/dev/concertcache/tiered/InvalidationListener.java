@@ -9,6 +9,7 @@ import java.util.function.Consumer;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.StreamMessage;
@@ -100,7 +101,9 @@ final class InvalidationListener implements Runnable {
 				InvalidationListener.this.suspect.set(true);
 				InvalidationListener.this.reading = false;
 			}
-			else if (InvalidationListener.this.server != null) {
+			else if (InvalidationListener.this.server != null
+					&& !(connection instanceof StatefulRedisSentinelConnection<?, ?>)) {
+				// A Sentinel's connection (asked for the primary, then closed) carries no data.
 				InvalidationListener.this.server.disconnected();
 			}
 		}

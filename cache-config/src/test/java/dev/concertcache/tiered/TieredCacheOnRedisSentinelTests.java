@@ -148,6 +148,8 @@ class TieredCacheOnRedisSentinelTests {
 	private void cutOffReplicaThenEvict(CacheUnderTest<Long, Item> onA, CacheUnderTest<Long, Item> onB) {
 		RedisSentinel.Node primary = this.sentinel.primary();
 		RedisSentinel.Node replica = this.sentinel.replica();
+		// Connections dropped while the instances started (their reconnects) are confirmed by then.
+		await().atMost(Duration.ofSeconds(10)).until(this::everyServerConfirmed);
 		assertThat(onB.lookup(1L, new CountingLoader().returning(OLD)).source()).isEqualTo(Source.L2);
 		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
 		replica.command("CONFIG", "SET", "masterauth", "cut-off");
@@ -158,6 +160,12 @@ class TieredCacheOnRedisSentinelTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
 		assertThat(onA.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
 		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+	}
+
+	private boolean everyServerConfirmed() {
+		return this.closeables.stream()
+			.map(CacheInstance.class::cast)
+			.allMatch((instance) -> instance.manager.serverConfirmation().isConfirmed());
 	}
 
 	/** Whether the instance's data connection is back (on the promoted replica). */
