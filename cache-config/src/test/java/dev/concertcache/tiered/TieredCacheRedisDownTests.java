@@ -1,7 +1,5 @@
 package dev.concertcache.tiered;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -228,31 +226,12 @@ class TieredCacheRedisDownTests {
 
 	/** How many client connections {@code CLIENT LIST} shows with {@code field} (such as {@code name=...}). */
 	private int clients(String field) {
-		return (int) redisCli("CLIENT", "LIST").lines().filter((line) -> line.contains(field + " ")).count();
+		return (int) this.redis.command("CLIENT", "LIST").lines().filter((line) -> line.contains(field + " ")).count();
 	}
 
 	/** Kills every client connection (redis-cli's own excepted: CLIENT KILL skips its sender). */
 	private void killClients() {
-		redisCli("CLIENT", "KILL", "TYPE", "normal");
-	}
-
-	private String redisCli(String... arguments) {
-		List<String> command = new ArrayList<>(
-				List.of("redis-cli", "-h", this.redis.host(), "-p", String.valueOf(this.redis.port())));
-		command.addAll(List.of(arguments));
-		try {
-			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-			String output = new String(process.getInputStream().readAllBytes());
-			assertThat(process.waitFor(10, TimeUnit.SECONDS)).isTrue();
-			return output;
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
+		this.redis.command("CLIENT", "KILL", "TYPE", "normal");
 	}
 
 	private Supplier<Optional<Item>> loader(long id) {

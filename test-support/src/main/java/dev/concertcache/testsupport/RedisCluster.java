@@ -1,13 +1,9 @@
 package dev.concertcache.testsupport;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
@@ -66,7 +62,7 @@ public final class RedisCluster implements AutoCloseable {
 		List<String> create = new ArrayList<>(List.of("--cluster", "create"));
 		this.nodes.forEach((node) -> create.add(node.address()));
 		create.addAll(List.of("--cluster-replicas", String.valueOf(this.replicasPerPrimary), "--cluster-yes"));
-		redisCli(create);
+		RedisCli.run(create);
 		this.created = true;
 		awaitHealthy();
 		return this;
@@ -175,27 +171,6 @@ public final class RedisCluster implements AutoCloseable {
 		}
 	}
 
-	static String redisCli(List<String> arguments) {
-		List<String> command = new ArrayList<>();
-		command.add(ServerProcess.executable("/usr/bin/redis-cli", "/usr/local/bin/redis-cli"));
-		command.addAll(arguments);
-		try {
-			Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-			String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-			if (!process.waitFor(30, TimeUnit.SECONDS) || process.exitValue() != 0) {
-				throw new IllegalStateException(String.join(" ", command) + " failed: " + output);
-			}
-			return output;
-		}
-		catch (IOException ex) {
-			throw new UncheckedIOException(ex);
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-			throw new IllegalStateException(ex);
-		}
-	}
-
 	/** One {@code redis-server} of the cluster. */
 	public static final class Node extends ServerProcess {
 
@@ -241,9 +216,7 @@ public final class RedisCluster implements AutoCloseable {
 
 		/** Runs a command on this node with {@code redis-cli} and returns its output. */
 		public String command(String... arguments) {
-			List<String> all = new ArrayList<>(List.of("-h", "127.0.0.1", "-p", String.valueOf(this.port)));
-			all.addAll(List.of(arguments));
-			return redisCli(all);
+			return RedisCli.run(this.port, arguments);
 		}
 
 		/** Whether this node, in its own view, is a primary. */

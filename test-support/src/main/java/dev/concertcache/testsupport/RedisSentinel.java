@@ -111,12 +111,6 @@ public final class RedisSentinel implements AutoCloseable {
 		}
 	}
 
-	private static String redisCli(int port, String... arguments) {
-		List<String> all = new ArrayList<>(List.of("-h", "127.0.0.1", "-p", String.valueOf(port)));
-		all.addAll(List.of(arguments));
-		return RedisCluster.redisCli(all);
-	}
-
 	/** One {@code redis-server}: the primary, or a replica of it. */
 	public static final class Node extends ServerProcess {
 
@@ -144,7 +138,7 @@ public final class RedisSentinel implements AutoCloseable {
 
 		/** Runs a command on this server with {@code redis-cli} and returns its output. */
 		public String command(String... arguments) {
-			return redisCli(this.port, arguments);
+			return RedisCli.run(this.port, arguments);
 		}
 
 		/** Whether this server, in its own view, is a primary. */
@@ -194,7 +188,7 @@ public final class RedisSentinel implements AutoCloseable {
 		}
 
 		String command(String... arguments) {
-			return redisCli(this.port, arguments);
+			return RedisCli.run(this.port, arguments);
 		}
 
 		@Override

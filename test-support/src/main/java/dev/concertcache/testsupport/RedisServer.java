@@ -51,4 +51,9 @@ public final class RedisServer extends ServerProcess {
 		return "127.0.0.1";
 	}
 
+	/** Runs a command on this server with {@code redis-cli} and returns its output. */
+	public String command(String... arguments) {
+		return RedisCli.run(this.port, arguments);
+	}
+
 }
