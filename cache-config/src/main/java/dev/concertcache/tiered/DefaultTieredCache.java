@@ -246,6 +246,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
 			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
 			this.pending.add(this.name, key);
+			this.redis.heardNotLanded(key);
 			if (PendingEvictions.ALL.equals(key)) {
 				this.local.invalidateAll("remote");
 			}

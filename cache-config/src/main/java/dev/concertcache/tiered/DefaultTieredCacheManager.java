@@ -213,7 +213,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.warmups = new Warmups(this.redis, this.instanceId);
 		this.hotSet = builder.hotSet.validate("tiered-cache.hot-set");
 		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.server,
-				this.instanceId, builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl);
+				this.instanceId, builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl, builder.maxSilence);
 	}
 
 	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */

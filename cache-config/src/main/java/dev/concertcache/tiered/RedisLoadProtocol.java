@@ -45,6 +45,8 @@ final class RedisLoadProtocol<V> {
 
 	private final TieredCacheMetrics.ForCache metrics;
 
+	private final NotLandedAnnouncements notLanded;
+
 	/** Runs when a reader found another one's load lock and is about to wait for its value; tests count it. */
 	private volatile Runnable beforeLockWait = () -> {
 	};
@@ -58,6 +60,7 @@ final class RedisLoadProtocol<V> {
 		this.spec = spec;
 		this.settings = settings;
 		this.metrics = metrics;
+		this.notLanded = new NotLandedAnnouncements(settings.ticker(), settings.maxSilence());
 	}
 
 	/** The Redis key {@code key} (encoded) is stored under now. */
@@ -255,17 +258,45 @@ final class RedisLoadProtocol<V> {
 	 * @return the cache's current generation, as Redis reports it
 	 */
 	long evict(String key) {
-		long current = this.redis.evict(this.cache, key, this.generations.known(), this.codec.shape(),
-				this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
+		long current;
+		try {
+			current = this.redis.evict(this.cache, key, this.generations.known(), this.codec.shape(),
+					this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
+		}
+		catch (UnavailableException ex) {
+			announceNotLanded(key);
+			throw ex;
+		}
+		this.notLanded.landed(key);
 		sent("explicit");
 		return current;
 	}
 
 	/** Moves the cache to its next generation on every instance; returns it. */
 	long evictAll() {
-		long next = this.redis.evictAll(this.cache, this.settings.instanceId(), this.settings.clock().millis());
+		long next;
+		try {
+			next = this.redis.evictAll(this.cache, this.settings.instanceId(), this.settings.clock().millis());
+		}
+		catch (UnavailableException ex) {
+			announceNotLanded(PendingEvictions.ALL);
+			throw ex;
+		}
+		this.notLanded.landed(PendingEvictions.ALL);
 		sent("generation");
 		return next;
+	}
+
+	/** Another instance told every instance that its eviction of {@code key} (encoded) has not landed. */
+	void heardNotLanded(String key) {
+		this.notLanded.heard(key);
+	}
+
+	private void announceNotLanded(String key) {
+		if (this.notLanded.claim(key) && !this.redis.announceNotLanded(this.cache, key, this.settings.instanceId(),
+				this.settings.clock().millis())) {
+			this.notLanded.notTold(key);
+		}
 	}
 
 	private void sent(String cause) {
@@ -295,7 +326,7 @@ final class RedisLoadProtocol<V> {
 	 * confirmed, its identity in invalidation messages and the load lock's timing.
 	 */
 	record Settings(Ticker ticker, Clock clock, PendingEvictions pending, ServerConfirmation server, String instanceId,
-			Duration lockTtl, Duration lockPollInterval, Duration tombstoneTtl) {
+			Duration lockTtl, Duration lockPollInterval, Duration tombstoneTtl, Duration maxSilence) {
 	}
 
 }

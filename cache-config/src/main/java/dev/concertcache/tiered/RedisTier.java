@@ -400,17 +400,6 @@ final class RedisTier {
 	 */
 	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, String origin,
 			long now) {
-		try {
-			return tombstone(cache, key, generation, shape, tombstoneMillis, origin, now);
-		}
-		catch (UnavailableException ex) {
-			announceNotLanded(cache, key, origin, now);
-			throw ex;
-		}
-	}
-
-	private long tombstone(String cache, String key, long generation, String shape, long tombstoneMillis,
-			String origin, long now) {
 		Long current = callPastTheBreaker(cache, "evict",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
@@ -433,15 +422,8 @@ final class RedisTier {
 	}
 
 	long evictAll(String cache, String origin, long sentAt) {
-		Long generation;
-		try {
-			generation = callPastTheBreaker(cache, "evict",
-					() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
-		}
-		catch (UnavailableException ex) {
-			announceNotLanded(cache, PendingEvictions.ALL, origin, sentAt);
-			throw ex;
-		}
+		Long generation = callPastTheBreaker(cache, "evict",
+				() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
 		announce(cache, PendingEvictions.ALL, generation, origin, sentAt);
 		return generation;
 	}
@@ -451,13 +433,16 @@ final class RedisTier {
 	 * not take (their node down): each of them then keeps it pending as the writer does, reading the key from the
 	 * loader, not from Redis, until it lands (ADR 0035). Without this they would hear nothing while their
 	 * stream stays up, and serve the old value from L1 until the failover is over.
+	 * @return whether the stream took it; if not (down too), the others stop trusting L1 within max-silence
+	 * ({@code InvalidationWatermark})
 	 */
-	private void announceNotLanded(String cache, String key, String origin, long sentAt) {
+	boolean announceNotLanded(String cache, String key, String origin, long sentAt) {
 		try {
 			announce(cache, key, NOT_LANDED, origin, sentAt);
+			return true;
 		}
 		catch (UnavailableException ex) {
-			// The stream is down too: the others stop trusting L1 within max-silence (InvalidationWatermark).
+			return false;
 		}
 	}
 

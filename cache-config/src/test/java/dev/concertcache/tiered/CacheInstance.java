@@ -41,6 +41,9 @@ final class CacheInstance implements AutoCloseable {
 
 	final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
+	/** Long: on a shared 2-core machine a listener can stall for a while; tests of the silence bound set it. */
+	static final Duration MAX_SILENCE = Duration.ofMinutes(1);
+
 	final FakeTicker ticker = new FakeTicker();
 
 	final FakeClock clock = new FakeClock();
@@ -152,8 +155,7 @@ final class CacheInstance implements AutoCloseable {
 			.keyPrefix(keyPrefix)
 			.lockPollInterval(Duration.ofMillis(5))
 			.blockTimeout(Duration.ofMillis(500))
-			// On a shared 2-core machine a listener can stall for a while; tests of the silence bound set it.
-			.maxSilence(Duration.ofMinutes(1))
+			.maxSilence(MAX_SILENCE)
 			.retryInterval(Duration.ofMillis(100))).and(customizer);
 	}
 

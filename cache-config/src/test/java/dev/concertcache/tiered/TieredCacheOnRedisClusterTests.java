@@ -258,6 +258,34 @@ class TieredCacheOnRedisClusterTests {
 	}
 
 	@Test
+	void anEvictionThatDoesNotLandIsAnnouncedOncePerMaxSilenceNotAtEveryRetry() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
+		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + name + ":generation");
+		CacheInstance writer = instance(properties);
+		CacheUnderTest<Long, Item> onWriter = writer.cache(name, Long.class, Item.class);
+		CacheInstance reader = instance(properties);
+		reader.cache(name, Long.class, Item.class);
+
+		counter.kill();
+		try {
+			onWriter.evictAll();
+			writer.manager.retryPending();
+			writer.manager.retryPending();
+			writer.ticker.advance(CacheInstance.MAX_SILENCE);
+			writer.manager.retryPending();
+			// The stream keeps order: once the announcement after max-silence is in, every earlier one is too.
+			await().atMost(Duration.ofSeconds(1))
+				.until(() -> reader.count("tiered.cache.invalidations.received", "cache", name) >= 2);
+			assertThat(reader.count("tiered.cache.invalidations.received", "cache", name)).isEqualTo(2);
+		}
+		finally {
+			cluster.restart(counter);
+		}
+	}
+
+	@Test
 	void aReadAfterTheConnectionRoutesToAPromotedReplicaButBeforeTheGenerationsMoveGoesToTheLoader() throws Exception {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
