@@ -383,9 +383,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * the instance
 	 */
 	private L1Entry<V> fresh(Optional<V> value, Source source, long readAt, @Nullable StoredDigest digest) {
-		long freshUntil = this.ticker.read() + this.spec.l1Nanos(value.isEmpty());
-		return new L1Entry<>(value, freshUntil, freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source,
-				readAt, digest);
+		long ttl = this.spec.l1Nanos(value.isEmpty());
+		long freshUntil = this.ticker.read() + ttl;
+		return new L1Entry<>(value, freshUntil, freshUntil - this.spec.l1RefreshAheadNanos(ttl),
+				freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source, readAt, digest);
 	}
 
 	/** Calls the loader through the guard; the load timer measures the call itself, not the wait for a slot. */

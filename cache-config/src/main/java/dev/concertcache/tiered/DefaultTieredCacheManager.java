@@ -8,11 +8,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -94,6 +97,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/** Default key prefix. */
 	public static final String DEFAULT_KEY_PREFIX = "tiered-cache";
+
+	/**
+	 * Threads of the default refresh-ahead executor: a refresh is mostly one Redis read; two, so that one waiting
+	 * for a slow loader does not hold the others back.
+	 */
+	static final int REFRESH_THREADS = 2;
+
+	/** Refreshes queued at most; past it a hit starts none and the entry expires as it would without. */
+	static final int REFRESH_QUEUE_CAPACITY = 1024;
 
 	/**
 	 * Default Redis breaker: opens when half of the last 20 calls (10 at least) failed or 80 % took longer than
@@ -181,6 +193,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private volatile boolean running;
 
+	/** Runs L1 refresh-ahead reads ({@link LocalTier}); shut down with the manager when it made it. */
+	private final Executor refresher;
+
+	private final @Nullable ExecutorService ownRefresher;
+
 	private DefaultTieredCacheManager(Builder builder) {
 		this.mode = builder.mode;
 		Assert.state(this.mode != TieredCacheMode.NONE, "Mode NONE needs no cache manager: every read calls the loader");
@@ -200,6 +217,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
 		this.retryInterval = builder.retryInterval;
 		this.blockTimeout = builder.blockTimeout;
+		this.ownRefresher = (builder.refresher != null) ? null : refresher();
+		this.refresher = (builder.refresher != null) ? builder.refresher : this.ownRefresher;
 		this.watermark = new InvalidationWatermark(
 				(builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker(),
 				builder.maxSilence);
@@ -380,7 +399,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
 		Duration lockTtl = this.redisSettings.lockTtl();
 		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
-				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark)
+				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark,
+						this.refresher)
 				: LocalTier.inFlightOnly(name, lockTtl, forCache);
 		Generations generations = new Generations(name, redis, this.clock, this.watermark,
 				() -> local.invalidateAll("generation"));
@@ -522,6 +542,21 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		if (moves != null) {
 			moves.shutdownNow();
 		}
+		if (this.ownRefresher != null) {
+			this.ownRefresher.shutdownNow();
+		}
+	}
+
+	/** Daemon threads made on demand and gone when idle; a full queue rejects (the hit then starts no refresh). */
+	private static ExecutorService refresher() {
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(REFRESH_THREADS, REFRESH_THREADS, 30, TimeUnit.SECONDS,
+				new ArrayBlockingQueue<>(REFRESH_QUEUE_CAPACITY), (task) -> {
+					Thread thread = new Thread(task, "tiered-cache-refresh");
+					thread.setDaemon(true);
+					return thread;
+				});
+		executor.allowCoreThreadTimeOut(true);
+		return executor;
 	}
 
 	@Override
@@ -795,6 +830,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private HotSetConfiguration hotSet = HotSetConfiguration.defaultConfig();
 
+		private @Nullable Executor refresher;
+
 		private Builder(RedisConnectionFactory connectionFactory) {
 			Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 			this.connectionFactory = connectionFactory;
@@ -868,6 +905,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		/** Evictions kept in memory while Redis cannot be reached; past it every cache is evicted as a whole. */
 		public Builder pendingMaximumSize(int pendingMaximumSize) {
 			this.pendingMaximumSize = pendingMaximumSize;
+			return this;
+		}
+
+		/**
+		 * Runs the L1 refresh-ahead reads ({@link TieredCacheConfiguration#l1RefreshAhead()}) instead of the manager's
+		 * own two daemon threads; it may reject a task when busy.
+		 */
+		public Builder refresher(Executor refresher) {
+			this.refresher = refresher;
 			return this;
 		}
 

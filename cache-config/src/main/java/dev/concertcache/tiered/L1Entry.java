@@ -2,6 +2,7 @@ package dev.concertcache.tiered;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 import com.github.benmanes.caffeine.cache.Expiry;
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -20,9 +21,16 @@ import dev.concertcache.tiered.TieredCache.Source;
  */
 final class L1Entry<V> {
 
+	@SuppressWarnings("rawtypes")
+	private static final AtomicIntegerFieldUpdater<L1Entry> REFRESH_CLAIMED = AtomicIntegerFieldUpdater
+		.newUpdater(L1Entry.class, "refreshClaimed");
+
 	final Optional<V> value;
 
 	final long freshUntil;
+
+	/** From when a hit refreshes it in the background (refresh-ahead); {@code freshUntil} for none. */
+	final long refreshAt;
 
 	final long staleUntil;
 
@@ -38,10 +46,14 @@ final class L1Entry<V> {
 
 	final Lookup<V> fromL1;
 
-	L1Entry(Optional<V> value, long freshUntil, long staleUntil, boolean stale, Source source, long readAt,
-			@Nullable StoredDigest digest) {
+	/** 1 once a hit started this entry's refresh-ahead: one per entry, without an object per entry. */
+	private volatile int refreshClaimed;
+
+	L1Entry(Optional<V> value, long freshUntil, long refreshAt, long staleUntil, boolean stale, Source source,
+			long readAt, @Nullable StoredDigest digest) {
 		this.value = value;
 		this.freshUntil = freshUntil;
+		this.refreshAt = refreshAt;
 		this.staleUntil = staleUntil;
 		this.stale = stale;
 		this.readAt = readAt;
@@ -54,10 +66,15 @@ final class L1Entry<V> {
 		return now - this.freshUntil < 0;
 	}
 
+	/** Whether a hit at {@code now} is the first in the refresh-ahead window: that hit refreshes the entry. */
+	boolean claimRefreshAt(long now) {
+		return now - this.refreshAt >= 0 && this.refreshClaimed == 0 && REFRESH_CLAIMED.compareAndSet(this, 0, 1);
+	}
+
 	L1Entry<V> servedStale() {
 		return this.stale ? this
-				: new L1Entry<>(this.value, this.freshUntil, this.staleUntil, true, Source.L1, this.readAt,
-						this.digest);
+				: new L1Entry<>(this.value, this.freshUntil, this.freshUntil, this.staleUntil, true, Source.L1,
+						this.readAt, this.digest);
 	}
 
 	/**

@@ -10,6 +10,8 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
@@ -46,8 +48,8 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 	/** Mode TIERED: values in Caffeine, fresh for the L1 time to live, kept longer only to be served stale. */
 	static <V> LocalTier<V> caffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics,
-			long maximumSize, Ticker ticker, InvalidationWatermark watermark) {
-		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark);
+			long maximumSize, Ticker ticker, InvalidationWatermark watermark, Executor refresher) {
+		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark, refresher);
 	}
 
 	/** Mode REDIS: nothing kept, concurrent reads of one key share one trip to Redis (and the loader). */
@@ -188,11 +190,14 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 		private final InvalidationWatermark watermark;
 
+		private final Executor refresher;
+
 		private InCaffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics, long maximumSize,
-				Ticker ticker, InvalidationWatermark watermark) {
+				Ticker ticker, InvalidationWatermark watermark, Executor refresher) {
 			super(cache, lockTtl, metrics);
 			this.ticker = ticker;
 			this.watermark = watermark;
+			this.refresher = refresher;
 			this.l1 = Caffeine.newBuilder()
 				.maximumSize(maximumSize)
 				.expireAfter(L1Entry.<V>expiry(ticker))
@@ -226,8 +231,12 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 					return awaitLoad(found, key, loader, loads);
 				}
 				L1Entry<V> entry = found.join();
-				if (entry.isFreshAt(this.ticker.read()) && this.watermark.covers(entry.readAt)) {
+				long now = this.ticker.read();
+				if (entry.isFreshAt(now) && this.watermark.covers(entry.readAt)) {
 					this.metrics.l1Hit.increment();
+					if (entry.claimRefreshAt(now)) {
+						refreshAhead(key, found, entry, loader, loads);
+					}
 					return entry.fromL1;
 				}
 				// Expired, or older than what this instance has heard invalidations up to (kept only to be served
@@ -237,6 +246,35 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 					this.metrics.l1Miss.increment();
 					return load(key, loader, entry, mine, loads);
 				}
+			}
+		}
+
+		/**
+		 * Reads {@code key} again in the background while readers keep getting {@code entry}, which is still fresh:
+		 * near the end of its time to live, a key read often never makes a reader wait for Redis (ADR 0204). The
+		 * read is the one an expired entry's reader makes (Redis under every freshness rule, then the loader), and
+		 * its entry replaces {@code found} only if L1 still holds it: an eviction since (here or heard from
+		 * another instance) removed it, and the value read before that eviction is dropped. When the refresher is
+		 * busy, or the read fails, nothing changes: the entry expires and a reader reads it as before.
+		 */
+		private void refreshAhead(String key, CompletableFuture<L1Entry<V>> found, L1Entry<V> entry,
+				Supplier<Optional<V>> loader, Loads<V> loads) {
+			try {
+				this.refresher.execute(() -> {
+					try {
+						L1Entry<V> refreshed = loads.load(key, loader, entry);
+						if (!refreshed.stale) {
+							this.metrics.l1Refresh.increment();
+							this.l1.asMap().replace(key, found, CompletableFuture.completedFuture(refreshed));
+						}
+					}
+					catch (RuntimeException ex) {
+						this.metrics.error("refresh");
+					}
+				});
+			}
+			catch (RejectedExecutionException ex) {
+				// Busy: the entry expires and its next reader reads it.
 			}
 		}
 

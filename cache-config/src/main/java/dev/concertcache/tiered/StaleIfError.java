@@ -52,7 +52,7 @@ final class StaleIfError<V> {
 				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.clock.millis();
 				if (left > 0) {
 					// Fresh until now: the next read tries the loader again.
-					return new L1Entry<>(stored.value(), now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
+					return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
 							Source.L2, InvalidationWatermark.NEVER, null);
 				}
 			}

@@ -16,6 +16,8 @@ import org.jspecify.annotations.Nullable;
  * @param absentTtl time an absent result stays cached, in both tiers
  * @param l1MaximumSize maximum number of in-process entries
  * @param jitter fraction by which each time to live is spread either way
+ * @param l1RefreshAhead fraction of an L1 entry's time to live, at its end, in which a hit refreshes it in the
+ * background while still answering from it (zero: off)
  * @param staleIfError time an expired value may still be served, marked stale, while the loader fails (zero: off)
  * @param loaderBulkhead the bulkhead of this cache's loader calls (ADR 0030)
  * @param loaderCircuitBreaker the circuit breaker of this cache's loader calls, {@code null} for none; which
@@ -23,7 +25,7 @@ import org.jspecify.annotations.Nullable;
  * @author concert-cache
  */
 public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1MaximumSize,
-		double jitter, Duration staleIfError, BulkheadConfig loaderBulkhead,
+		double jitter, double l1RefreshAhead, Duration staleIfError, BulkheadConfig loaderBulkhead,
 		@Nullable CircuitBreakerConfig loaderCircuitBreaker) {
 
 	/** Default L1 (Caffeine) time to live. */
@@ -40,6 +42,12 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 
 	/** Default jitter: every TTL is spread by up to this fraction either way. */
 	public static final double DEFAULT_JITTER = 0.1;
+
+	/**
+	 * Default refresh-ahead: a hit in the last fifth of an L1 entry's time to live refreshes it in the background, so
+	 * that a key read at least that often never makes a reader wait for Redis.
+	 */
+	public static final double DEFAULT_L1_REFRESH_AHEAD = 0.2;
 
 	/** Default stale-if-error window (RFC 5861). */
 	public static final Duration DEFAULT_STALE_IF_ERROR = Duration.ofMinutes(5);
@@ -66,9 +74,12 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 
 	static final double MAXIMUM_JITTER = 0.5;
 
+	/** Past half of the time to live, a refresh would mostly replace values that were just read. */
+	static final double MAXIMUM_L1_REFRESH_AHEAD = 0.5;
+
 	private static final TieredCacheConfiguration DEFAULT = new TieredCacheConfiguration(DEFAULT_L1_TTL,
-			DEFAULT_L2_TTL, DEFAULT_ABSENT_TTL, DEFAULT_L1_MAXIMUM_SIZE, DEFAULT_JITTER, DEFAULT_STALE_IF_ERROR,
-			DEFAULT_LOADER_BULKHEAD, DEFAULT_LOADER_CIRCUIT_BREAKER);
+			DEFAULT_L2_TTL, DEFAULT_ABSENT_TTL, DEFAULT_L1_MAXIMUM_SIZE, DEFAULT_JITTER, DEFAULT_L1_REFRESH_AHEAD,
+			DEFAULT_STALE_IF_ERROR, DEFAULT_LOADER_BULKHEAD, DEFAULT_LOADER_CIRCUIT_BREAKER);
 
 	/** The defaults, the start of every configuration. */
 	public static TieredCacheConfiguration defaultConfig() {
@@ -77,43 +88,48 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 
 	public TieredCacheConfiguration withL1Ttl(Duration l1Ttl) {
 		return new TieredCacheConfiguration(l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
-				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	public TieredCacheConfiguration withL2Ttl(Duration l2Ttl) {
 		return new TieredCacheConfiguration(this.l1Ttl, l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
-				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	public TieredCacheConfiguration withAbsentTtl(Duration absentTtl) {
 		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, absentTtl, this.l1MaximumSize, this.jitter,
-				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	public TieredCacheConfiguration withL1MaximumSize(long l1MaximumSize) {
 		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, l1MaximumSize, this.jitter,
-				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	public TieredCacheConfiguration withJitter(double jitter) {
 		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, jitter,
-				this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+	}
+
+	public TieredCacheConfiguration withL1RefreshAhead(double l1RefreshAhead) {
+		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
+				l1RefreshAhead, this.staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	public TieredCacheConfiguration withStaleIfError(Duration staleIfError) {
 		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
-				staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, staleIfError, this.loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	public TieredCacheConfiguration withLoaderBulkhead(BulkheadConfig loaderBulkhead) {
 		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
-				this.staleIfError, loaderBulkhead, this.loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, loaderBulkhead, this.loaderCircuitBreaker);
 	}
 
 	/** With this loader breaker, or none for {@code null} (every miss then waits for the loader's own timeouts). */
 	public TieredCacheConfiguration withLoaderCircuitBreaker(@Nullable CircuitBreakerConfig loaderCircuitBreaker) {
 		return new TieredCacheConfiguration(this.l1Ttl, this.l2Ttl, this.absentTtl, this.l1MaximumSize, this.jitter,
-				this.staleIfError, this.loaderBulkhead, loaderCircuitBreaker);
+				this.l1RefreshAhead, this.staleIfError, this.loaderBulkhead, loaderCircuitBreaker);
 	}
 
 	/**
@@ -141,6 +157,10 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 			throw new IllegalStateException(
 					where + ".jitter must be between 0 and " + MAXIMUM_JITTER + ", was " + this.jitter);
 		}
+		if (!(this.l1RefreshAhead >= 0 && this.l1RefreshAhead <= MAXIMUM_L1_REFRESH_AHEAD)) {
+			throw new IllegalStateException(where + ".l1-refresh-ahead must be between 0 and "
+					+ MAXIMUM_L1_REFRESH_AHEAD + ", was " + this.l1RefreshAhead);
+		}
 		if (this.staleIfError == null || this.staleIfError.isNegative()) {
 			throw new IllegalStateException(
 					where + ".stale-if-error must be zero (off) or positive, was " + this.staleIfError);
@@ -157,6 +177,11 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	long l1Nanos(boolean absent) {
 		Duration ttl = (absent && this.absentTtl.compareTo(this.l1Ttl) < 0) ? this.absentTtl : this.l1Ttl;
 		return jittered(ttl.toNanos());
+	}
+
+	/** How long before {@code l1Nanos} ends a hit refreshes the entry in the background, in nanoseconds. */
+	long l1RefreshAheadNanos(long l1Nanos) {
+		return (long) (l1Nanos * this.l1RefreshAhead);
 	}
 
 	/**

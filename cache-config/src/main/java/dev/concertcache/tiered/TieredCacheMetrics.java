@@ -117,6 +117,8 @@ final class TieredCacheMetrics {
 
 		final Counter staleServed;
 
+		final Counter l1Refresh;
+
 		private final Timer loadSuccess;
 
 		private final Timer loadAbsent;
@@ -142,6 +144,10 @@ final class TieredCacheMetrics {
 				.register(TieredCacheMetrics.this.registry);
 			this.staleServed = Counter.builder("tiered.cache.stale.served")
 				.description("Reads answered with an expired value because the loader failed")
+				.tag("cache", cache)
+				.register(TieredCacheMetrics.this.registry);
+			this.l1Refresh = Counter.builder("tiered.cache.l1.refreshes")
+				.description("L1 entries read again in the background before they expired (refresh-ahead)")
 				.tag("cache", cache)
 				.register(TieredCacheMetrics.this.registry);
 			for (LoadRejectedException.Reason reason : LoadRejectedException.Reason.values()) {

@@ -48,6 +48,9 @@ final class CacheInstance implements AutoCloseable {
 
 	final FakeClock clock = new FakeClock();
 
+	/** Refresh-ahead reads, held until a test runs them: no test sees one it did not ask for. */
+	final HeldTasks refreshes = new HeldTasks();
+
 	/** The time source of the invalidation watermark (how long ago this instance heard every invalidation). */
 	final FakeTicker watermark = new FakeTicker();
 
@@ -72,6 +75,7 @@ final class CacheInstance implements AutoCloseable {
 		DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(this.factory);
 		properties.customizer.accept(builder);
 		this.manager = builder.meterRegistry(this.meters)
+			.refresher(this.refreshes)
 			.ticker(this.ticker)
 			.clock(this.clock)
 			.watermarkTicker(this.watermark)
@@ -253,6 +257,32 @@ final class CacheInstance implements AutoCloseable {
 
 		void advance(Duration duration) {
 			this.offset.addAndGet(duration.toMillis());
+		}
+
+	}
+
+	/** An executor that holds its tasks until {@link #runAll} runs them on the caller's thread. */
+	static final class HeldTasks implements java.util.concurrent.Executor {
+
+		private final java.util.Queue<Runnable> tasks = new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+		@Override
+		public void execute(Runnable task) {
+			this.tasks.add(task);
+		}
+
+		int size() {
+			return this.tasks.size();
+		}
+
+		/** Runs every task held now and returns how many. */
+		int runAll() {
+			int ran = 0;
+			for (Runnable task = this.tasks.poll(); task != null; task = this.tasks.poll()) {
+				task.run();
+				ran++;
+			}
+			return ran;
 		}
 
 	}

@@ -101,6 +101,27 @@ class TieredCacheAutoConfigurationTests {
 	}
 
 	@Test
+	void refreshAheadOutOfRangeFailsStartUp() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.caches.concert.l1-refresh-ahead=0.8")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("tiered-cache.caches.concert.l1-refresh-ahead must be between 0 and 0.5"));
+	}
+
+	@Test
+	void refreshAheadSetForOneCacheReachesThatCacheOnly() {
+		this.contextRunner
+			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.caches.concert.l1-refresh-ahead=0")
+			.run((context) -> {
+				DefaultTieredCacheManager manager = context.getBean(DefaultTieredCacheManager.class);
+				assertThat(manager.spec("concert").l1RefreshAhead()).isZero();
+				assertThat(manager.spec("schedules").l1RefreshAhead())
+					.isEqualTo(TieredCacheConfiguration.DEFAULT_L1_REFRESH_AHEAD);
+			});
+	}
+
+	@Test
 	void perCacheOverridesKeepTheDefaultsTheyDoNotSet() {
 		this.contextRunner
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.defaults.l2-ttl=20m",

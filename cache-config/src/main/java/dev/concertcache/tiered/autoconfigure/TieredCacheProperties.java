@@ -53,17 +53,22 @@ public record TieredCacheProperties(@DefaultValue("none") TieredCacheMode mode, 
 	 * @param l1MaximumSize Maximum number of entries in the in-process tier of one cache (default 10000).
 	 * @param jitter Fraction by which every time to live is spread either way, so that entries written together
 	 * do not expire together; between 0 and 0.5 (default 0.1).
+	 * @param l1RefreshAhead Fraction of an in-process entry's time to live, at its end, in which a hit reads it again
+	 * in the background while still answering from it, so that a key read that often never waits for Redis; the
+	 * read follows every rule an expired entry's does; between 0 (off) and 0.5 (default 0.2).
 	 * @param staleIfError Time an expired value may still be served, marked stale, while the loader fails (each tier
 	 * keeps values this much longer); absent results are never served stale; 0 turns it off (default 5m).
 	 */
 	public record CacheSettings(@Nullable Duration l1Ttl, @Nullable Duration l2Ttl, @Nullable Duration absentTtl,
-			@Nullable Long l1MaximumSize, @Nullable Double jitter, @Nullable Duration staleIfError) {
+			@Nullable Long l1MaximumSize, @Nullable Double jitter, @Nullable Double l1RefreshAhead,
+			@Nullable Duration staleIfError) {
 
 		/** These settings, each unset one taken from {@code base}. */
 		CacheSettings orElse(CacheSettings base) {
 			return new CacheSettings(or(this.l1Ttl, base.l1Ttl), or(this.l2Ttl, base.l2Ttl),
 					or(this.absentTtl, base.absentTtl), or(this.l1MaximumSize, base.l1MaximumSize),
-					or(this.jitter, base.jitter), or(this.staleIfError, base.staleIfError));
+					or(this.jitter, base.jitter), or(this.l1RefreshAhead, base.l1RefreshAhead),
+					or(this.staleIfError, base.staleIfError));
 		}
 
 	}

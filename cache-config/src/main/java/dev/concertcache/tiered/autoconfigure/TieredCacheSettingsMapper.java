@@ -105,6 +105,7 @@ final class TieredCacheSettingsMapper {
 		map.from(settings.absentTtl()).to((value) -> result[0] = result[0].withAbsentTtl(value));
 		map.from(settings.l1MaximumSize()).to((value) -> result[0] = result[0].withL1MaximumSize(value));
 		map.from(settings.jitter()).to((value) -> result[0] = result[0].withJitter(value));
+		map.from(settings.l1RefreshAhead()).to((value) -> result[0] = result[0].withL1RefreshAhead(value));
 		map.from(settings.staleIfError()).to((value) -> result[0] = result[0].withStaleIfError(value));
 		return result[0];
 	}

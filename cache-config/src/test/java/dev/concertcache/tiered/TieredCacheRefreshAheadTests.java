@@ -1,0 +1,155 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.Supplier;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.TieredCache.Source;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Refresh-ahead (ADR 0204): a hit in the last part of an L1 entry's time to live answers from L1 and reads the key
+ * again in the background, under the same rules as an expired entry's reader. L1 time is a fake ticker; the
+ * background reads are held by the instance until a test runs them.
+ */
+class TieredCacheRefreshAheadTests {
+
+	private static final Item OLD = new Item(1, "old");
+
+	private static final Item NEW = new Item(1, "new");
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	@AfterEach
+	void close() throws Exception {
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void aHitInTheLastFifthOfTheL1TtlAnswersFromL1AndRefreshesTheEntryInTheBackground() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+		cache.get(1L, loader.returning(OLD));
+		instance.ticker.advance(Duration.ofSeconds(8));
+
+		assertThat(cache.lookup(1L, loader.returning(OLD)).source()).isEqualTo(Source.L1);
+		assertThat(instance.gets("items", "l2", "hit")).isZero();
+		assertThat(instance.refreshes.runAll()).isEqualTo(1);
+		assertThat(instance.gets("items", "l2", "hit")).isEqualTo(1);
+		assertThat(instance.count("tiered.cache.l1.refreshes", "cache", "items")).isEqualTo(1);
+
+		// Past the first entry's time to live: the refreshed one (read at 8 s) is still fresh.
+		instance.ticker.advance(Duration.ofSeconds(9));
+		assertThat(cache.lookup(1L, loader.returning(OLD)).source()).isEqualTo(Source.L1);
+		assertThat(loader.calls()).isEqualTo(1);
+		assertThat(instance.gets("items", "l1", "miss")).isEqualTo(1);
+	}
+
+	@Test
+	void aHitBeforeTheLastFifthOfTheL1TtlRefreshesNothing() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		cache.get(1L, new CountingLoader().returning(OLD));
+		instance.ticker.advance(Duration.ofMillis(7999));
+
+		cache.get(1L, new CountingLoader().returning(OLD));
+		assertThat(instance.refreshes.size()).isZero();
+	}
+
+	@Test
+	void manyHitsInTheWindowRefreshTheEntryOnce() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		cache.get(1L, new CountingLoader().returning(OLD));
+		instance.ticker.advance(Duration.ofSeconds(8));
+
+		for (int i = 0; i < 5; i++) {
+			cache.get(1L, new CountingLoader().returning(OLD));
+		}
+		assertThat(instance.refreshes.size()).isEqualTo(1);
+	}
+
+	@Test
+	void aRefreshOffDoesNotRefresh() {
+		CacheInstance instance = instance(0);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		cache.get(1L, new CountingLoader().returning(OLD));
+		instance.ticker.advance(Duration.ofMillis(9999));
+
+		cache.get(1L, new CountingLoader().returning(OLD));
+		assertThat(instance.refreshes.size()).isZero();
+	}
+
+	@Test
+	void aValueTheRefreshReadBeforeAnEvictionIsNotKeptAfterIt() throws Exception {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		cache.get(1L, new CountingLoader().returning(OLD));
+		// Redis lost it: the refresh reads the database, which still has the old row when the refresh reads it.
+		instance.redis.delete(cache.redisKey(1L));
+		instance.ticker.advance(Duration.ofSeconds(8));
+		CountDownLatch readOld = new CountDownLatch(1);
+		CountDownLatch written = new CountDownLatch(1);
+		Supplier<Optional<Item>> slowDatabase = () -> {
+			readOld.countDown();
+			Latches.awaitRelease(written);
+			return Optional.of(OLD);
+		};
+		assertThat(cache.get(1L, slowDatabase)).contains(OLD);
+		Thread refresh = new Thread(instance.refreshes::runAll, "refresh");
+		refresh.start();
+		Latches.awaitRelease(readOld);
+
+		cache.evict(1L);
+		written.countDown();
+		refresh.join(10_000);
+
+		assertThat(cache.isInL1(1L)).isFalse();
+		assertThat(cache.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+	}
+
+	@Test
+	void aRefreshThatFindsTheLoaderFailingKeepsTheEntryUntilItExpires() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		cache.get(1L, new CountingLoader().returning(OLD));
+		instance.redis.delete(cache.redisKey(1L));
+		instance.ticker.advance(Duration.ofSeconds(8));
+
+		cache.get(1L, () -> {
+			throw new IllegalStateException("database down");
+		});
+		instance.refreshes.runAll();
+		assertThat(cache.isInL1(1L)).isTrue();
+		instance.ticker.advance(Duration.ofSeconds(2));
+		assertThat(cache.isInL1(1L)).isFalse();
+	}
+
+	private CacheInstance instance() {
+		return instance(TieredCacheConfiguration.DEFAULT_L1_REFRESH_AHEAD);
+	}
+
+	private CacheInstance instance(double refreshAhead) {
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), CacheInstance.properties((settings) -> {
+			settings.cacheDefaults(settings.cacheDefaults()
+				.withL1Ttl(Duration.ofSeconds(10))
+				.withJitter(0)
+				.withL1RefreshAhead(refreshAhead)
+				.withStaleIfError(Duration.ZERO));
+		}));
+		this.closeables.add(instance);
+		return instance;
+	}
+
+}
