@@ -59,7 +59,19 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final TieredCacheMetrics.ForCache metrics;
 
-	private final LocalTier.Loads<V> loads = this::loadThroughRedis;
+	private final LocalTier.Loads<V> loads = new LocalTier.Loads<>() {
+
+		@Override
+		public L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1) {
+			return loadThroughRedis(key, loader, staleInL1, false);
+		}
+
+		@Override
+		public L1Entry<V> refresh(String key, Supplier<Optional<V>> loader, L1Entry<V> current) {
+			return loadThroughRedis(key, loader, current, true);
+		}
+
+	};
 
 	private static final Runnable NOTHING = () -> {
 	};
@@ -348,10 +360,14 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.redis.beforeLockWait(hook);
 	}
 
-	private L1Entry<V> loadThroughRedis(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1) {
+	/** @param refresh whether refresh-ahead asks (its Redis read is counted apart from the callers' gets) */
+	private L1Entry<V> loadThroughRedis(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1,
+			boolean refresh) {
 		long started = this.ticker.read();
+		// Before the read: an invalidation heard after this instant may postdate the value read.
 		long readAt = this.watermark.now();
-		RedisRead<V> read = this.redis.read(key, staleInL1);
+		RedisRead<V> read = (refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1)
+				: this.redis.read(key, staleInL1);
 		if (read instanceof RedisRead.Hit<V> hit) {
 			return fresh(hit.value(), Source.L2, readAt, hit.digest());
 		}

@@ -158,10 +158,12 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 	}
 
 	/** Reads Redis, then the loader, for a key that had no fresh value here. */
-	@FunctionalInterface
 	interface Loads<V> {
 
 		L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1);
+
+		/** {@link #load} for refresh-ahead: {@code current} is still fresh; Redis' answer is counted apart. */
+		L1Entry<V> refresh(String key, Supplier<Optional<V>> loader, L1Entry<V> current);
 
 	}
 
@@ -262,9 +264,8 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 			try {
 				this.refresher.execute(() -> {
 					try {
-						L1Entry<V> refreshed = loads.load(key, loader, entry);
+						L1Entry<V> refreshed = loads.refresh(key, loader, entry);
 						if (!refreshed.stale) {
-							this.metrics.l1Refresh.increment();
 							this.l1.asMap().replace(key, found, CompletableFuture.completedFuture(refreshed));
 						}
 					}

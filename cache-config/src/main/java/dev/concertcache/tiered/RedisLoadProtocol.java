@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 import com.github.benmanes.caffeine.cache.Ticker;
+import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +75,15 @@ final class RedisLoadProtocol<V> {
 	 * the very bytes it was decoded from, the hit carries its value instance instead of decoding them again
 	 */
 	RedisRead<V> read(String key, @Nullable L1Entry<V> previous) {
+		return read(key, previous, this.metrics.l2Hit, this.metrics.l2Miss);
+	}
+
+	/** {@link #read}, for refresh-ahead: its outcome counted apart from the callers' gets. */
+	RedisRead<V> refresh(String key, L1Entry<V> current) {
+		return read(key, current, this.metrics.refreshHit, this.metrics.refreshMiss);
+	}
+
+	private RedisRead<V> read(String key, @Nullable L1Entry<V> previous, Counter hits, Counter misses) {
 		if (this.settings.pending().covers(this.cache, key)) {
 			// Redis still holds what this instance's own write replaced: the writer must not read it back.
 			return RedisRead.unavailable();
@@ -96,12 +106,12 @@ final class RedisLoadProtocol<V> {
 				long now = this.settings.clock().millis();
 				if (previous != null && digest.equals(previous.digest)
 						&& now < JsonValueCodec.freshUntilPrefix(raw)) {
-					this.metrics.l2Hit.increment();
+					hits.increment();
 					return new RedisRead.Hit<>(previous.value, digest);
 				}
 				Stored<V> stored = decode(raw);
 				boolean fresh = stored != null && stored.isFreshAt(now);
-				((fresh) ? this.metrics.l2Hit : this.metrics.l2Miss).increment();
+				((fresh) ? hits : misses).increment();
 				if (fresh) {
 					return new RedisRead.Hit<>(stored.value(), digest);
 				}
@@ -112,7 +122,7 @@ final class RedisLoadProtocol<V> {
 				// Kept only to be served stale: load it again like a cold key, remembering it for a failure.
 			}
 			else {
-				this.metrics.l2Miss.increment();
+				misses.increment();
 			}
 			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", stamp);
 		}

@@ -117,7 +117,10 @@ final class TieredCacheMetrics {
 
 		final Counter staleServed;
 
-		final Counter l1Refresh;
+		/** Redis reads of refresh-ahead (ADR 0204): not reads of a caller, so not in {@code tiered.cache.gets}. */
+		final Counter refreshHit;
+
+		final Counter refreshMiss;
 
 		private final Timer loadSuccess;
 
@@ -146,10 +149,8 @@ final class TieredCacheMetrics {
 				.description("Reads answered with an expired value because the loader failed")
 				.tag("cache", cache)
 				.register(TieredCacheMetrics.this.registry);
-			this.l1Refresh = Counter.builder("tiered.cache.l1.refreshes")
-				.description("L1 entries read again in the background before they expired (refresh-ahead)")
-				.tag("cache", cache)
-				.register(TieredCacheMetrics.this.registry);
+			this.refreshHit = refreshes("hit");
+			this.refreshMiss = refreshes("miss");
 			for (LoadRejectedException.Reason reason : LoadRejectedException.Reason.values()) {
 				rejected(reason);
 			}
@@ -191,6 +192,14 @@ final class TieredCacheMetrics {
 				.description("Entries in the in-process tier")
 				.tag("cache", this.cache)
 				.tag("tier", "l1")
+				.register(TieredCacheMetrics.this.registry);
+		}
+
+		private Counter refreshes(String result) {
+			return Counter.builder("tiered.cache.l1.refreshes")
+				.description("L1 entries read again before they expired (refresh-ahead), by whether Redis had them")
+				.tag("cache", this.cache)
+				.tag("result", result)
 				.register(TieredCacheMetrics.this.registry);
 		}
 
