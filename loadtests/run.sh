@@ -257,7 +257,9 @@ ensure_jar() {
     return
   fi
   step "building api/target/api.jar"
-  (cd "$ROOT" && ./mvnw -q -pl api -am package -DskipTests)
+  # forceCreation: the jar plugin keeps a jar whose own classes did not change, and Boot's repackage then keeps
+  # the libraries inside it: a change to cache-config alone would run the old library.
+  (cd "$ROOT" && ./mvnw -q -pl api -am package -DskipTests -Dmaven.jar.forceCreation=true)
   [[ -f $JAR ]] || die "the build did not produce $JAR"
 }
 

@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Predicate;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -104,7 +103,7 @@ class TieredCacheOnRedisClusterTests {
 		// A key on a primary that holds neither the stream nor the generation counter: only its tombstone is lost.
 		onA.get(0L, new CountingLoader().returning(OLD));
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:items:generation");
+		RedisCluster.Node counter = counterOf(properties, "items");
 		long candidate = 1;
 		while (List.of(stream.address(), counter.address())
 			.contains(cluster.primaryFor(onA.redisKey(candidate)).address())) {
@@ -177,7 +176,7 @@ class TieredCacheOnRedisClusterTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
 		// The counter on another primary: the generation moves, its announcement fails (as in a failover under load).
-		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
+		String name = cacheWhoseCounterIsNotOn(properties, stream);
 		CacheUnderTest<Long, Item> pages = instance(properties).cache(name, Long.class, Item.class);
 		long key = keyOff(pages, stream);
 		pages.get(key, new CountingLoader().returning(OLD));
@@ -204,7 +203,7 @@ class TieredCacheOnRedisClusterTests {
 	void anEvictAllWhoseAnnouncementIsLostWithTheStreamsPrimaryReachesAnInstanceThatHearsNothingWithinMaxSilence() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
+		String name = cacheWhoseCounterIsNotOn(properties, stream);
 		CacheUnderTest<Long, Item> onWriter = instance(properties).cache(name, Long.class, Item.class);
 		CacheInstance reader = instance(properties);
 		CacheUnderTest<Long, Item> onReader = reader.cache(name, Long.class, Item.class);
@@ -231,8 +230,8 @@ class TieredCacheOnRedisClusterTests {
 	void anEvictAllWhoseCounterIsOnADeadPrimaryIsPendingOnEveryInstanceThatHearsOfItUntilItLands() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
-		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + name + ":generation");
+		String name = cacheWhoseCounterIsNotOn(properties, stream);
+		RedisCluster.Node counter = counterOf(properties, name);
 		CacheUnderTest<Long, Item> onWriter = instance(properties).cache(name, Long.class, Item.class);
 		CacheInstance reader = instance(properties);
 		CacheUnderTest<Long, Item> onReader = reader.cache(name, Long.class, Item.class);
@@ -261,8 +260,8 @@ class TieredCacheOnRedisClusterTests {
 	void anEvictionThatDoesNotLandIsAnnouncedOncePerMaxSilenceNotAtEveryRetry() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		String name = cacheWhoseCounter(properties, (counter) -> !counter.address().equals(stream.address()));
-		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + name + ":generation");
+		String name = cacheWhoseCounterIsNotOn(properties, stream);
+		RedisCluster.Node counter = counterOf(properties, name);
 		CacheInstance writer = instance(properties);
 		CacheUnderTest<Long, Item> onWriter = writer.cache(name, Long.class, Item.class);
 		CacheInstance reader = instance(properties);
@@ -291,7 +290,7 @@ class TieredCacheOnRedisClusterTests {
 		CacheInstance a = instance(properties);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		RedisCluster.Node counter = cluster.primaryFor(properties.getKeyPrefix() + ":v1:items:generation");
+		RedisCluster.Node counter = counterOf(properties, "items");
 		long key = 1;
 		while (List.of(stream.address(), counter.address())
 			.contains(cluster.primaryFor(onA.redisKey(key)).address())) {
@@ -337,13 +336,19 @@ class TieredCacheOnRedisClusterTests {
 	}
 
 	/** A cache name whose generation counter is on a primary {@code counterOn} accepts. */
-	private static String cacheWhoseCounter(CacheInstance.Settings properties, Predicate<RedisCluster.Node> counterOn) {
+	/** A cache whose generation counter is on another primary than {@code node}. */
+	private static String cacheWhoseCounterIsNotOn(CacheInstance.Settings properties, RedisCluster.Node node) {
 		for (int i = 0;; i++) {
 			String name = "pages" + i;
-			if (counterOn.test(cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + name + ":generation"))) {
+			if (!counterOf(properties, name).address().equals(node.address())) {
 				return name;
 			}
 		}
+	}
+
+	/** The primary that holds {@code cache}'s generation counter. */
+	private static RedisCluster.Node counterOf(CacheInstance.Settings properties, String cache) {
+		return cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + cache + ":generation");
 	}
 
 	/** A key of {@code cache} whose value is not on {@code node}. */
