@@ -88,7 +88,9 @@ class Store:
         with self.lock:
             for (cache, tier, result), value in sorted(self.gets.items()):
                 lines.append(f'tiered_cache_gets_total{{cache="{cache}",result="{result}",tier="{tier}"}} {value}.0')
-            lines.append("# TYPE http_server_requests_seconds_count counter")
+            # As Spring's: a summary whose _count samples count requests. Declared as a counter of that name, the
+            # parser (prometheus_client 0.26) read its samples as http_server_requests_seconds_count_total.
+            lines.append("# TYPE http_server_requests_seconds summary")
             for (method, uri, status), value in sorted(self.requests.items()):
                 lines.append(
                     f'http_server_requests_seconds_count{{method="{method}",status="{status}",uri="{uri}"}} {value}.0'
