@@ -14,6 +14,7 @@ import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Refresh-ahead (ADR 0204): a hit in the last part of an L1 entry's time to live answers from L1 and reads the key
@@ -121,6 +122,38 @@ class TieredCacheRefreshAheadTests {
 	}
 
 	@Test
+	void aValueTheRefreshReadBeforeAnotherInstancesEvictionIsNotKeptAfterItsMessage() throws Exception {
+		CacheInstance.Settings properties = properties(TieredCacheConfiguration.DEFAULT_L1_REFRESH_AHEAD);
+		CacheInstance reader = instance(properties);
+		CacheInstance writer = instance(properties);
+		CacheUnderTest<Long, Item> onReader = reader.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onWriter = writer.cache("items", Long.class, Item.class);
+		onReader.get(1L, new CountingLoader().returning(OLD));
+		reader.redis.delete(onReader.redisKey(1L));
+		reader.ticker.advance(Duration.ofSeconds(8));
+		CountDownLatch readOld = new CountDownLatch(1);
+		CountDownLatch heard = new CountDownLatch(1);
+		Supplier<Optional<Item>> slowDatabase = () -> {
+			readOld.countDown();
+			Latches.awaitRelease(heard);
+			return Optional.of(OLD);
+		};
+		assertThat(onReader.get(1L, slowDatabase)).contains(OLD);
+		Thread refresh = new Thread(reader.refreshes::runAll, "refresh");
+		refresh.start();
+		Latches.awaitRelease(readOld);
+
+		onWriter.evict(1L);
+		await().atMost(Duration.ofSeconds(5))
+			.until(() -> reader.count("tiered.cache.invalidations.received", "cache", "items") >= 1);
+		heard.countDown();
+		refresh.join(10_000);
+
+		assertThat(onReader.isInL1(1L)).isFalse();
+		assertThat(onReader.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+	}
+
+	@Test
 	void aRefreshThatFindsTheLoaderFailingKeepsTheEntryUntilItExpires() {
 		CacheInstance instance = instance();
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
@@ -138,17 +171,24 @@ class TieredCacheRefreshAheadTests {
 	}
 
 	private CacheInstance instance() {
-		return instance(TieredCacheConfiguration.DEFAULT_L1_REFRESH_AHEAD);
+		return instance(properties(TieredCacheConfiguration.DEFAULT_L1_REFRESH_AHEAD));
 	}
 
 	private CacheInstance instance(double refreshAhead) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), CacheInstance.properties((settings) -> {
-			settings.cacheDefaults(settings.cacheDefaults()
-				.withL1Ttl(Duration.ofSeconds(10))
-				.withJitter(0)
-				.withL1RefreshAhead(refreshAhead)
-				.withStaleIfError(Duration.ZERO));
-		}));
+		return instance(properties(refreshAhead));
+	}
+
+	/** L1 for 10 s, unjittered, nothing served stale; a key prefix of its own (instances sharing it hear each other). */
+	private static CacheInstance.Settings properties(double refreshAhead) {
+		return CacheInstance.properties((settings) -> settings.cacheDefaults(settings.cacheDefaults()
+			.withL1Ttl(Duration.ofSeconds(10))
+			.withJitter(0)
+			.withL1RefreshAhead(refreshAhead)
+			.withStaleIfError(Duration.ZERO)));
+	}
+
+	private CacheInstance instance(CacheInstance.Settings properties) {
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;
 	}
