@@ -97,25 +97,10 @@ class TieredCacheRefreshAheadTests {
 	void aValueTheRefreshReadBeforeAnEvictionIsNotKeptAfterIt() throws Exception {
 		CacheInstance instance = instance();
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		cache.get(1L, new CountingLoader().returning(OLD));
-		// Redis lost it: the refresh reads the database, which still has the old row when the refresh reads it.
-		instance.redis.delete(cache.redisKey(1L));
-		instance.ticker.advance(Duration.ofSeconds(8));
-		CountDownLatch readOld = new CountDownLatch(1);
-		CountDownLatch written = new CountDownLatch(1);
-		Supplier<Optional<Item>> slowDatabase = () -> {
-			readOld.countDown();
-			Latches.awaitRelease(written);
-			return Optional.of(OLD);
-		};
-		assertThat(cache.get(1L, slowDatabase)).contains(OLD);
-		Thread refresh = new Thread(instance.refreshes::runAll, "refresh");
-		refresh.start();
-		Latches.awaitRelease(readOld);
+		ParkedRefresh refresh = ParkedRefresh.inTheDatabase(instance, cache);
 
 		cache.evict(1L);
-		written.countDown();
-		refresh.join(10_000);
+		refresh.finish();
 
 		assertThat(cache.isInL1(1L)).isFalse();
 		assertThat(cache.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
@@ -128,26 +113,12 @@ class TieredCacheRefreshAheadTests {
 		CacheInstance writer = instance(properties);
 		CacheUnderTest<Long, Item> onReader = reader.cache("items", Long.class, Item.class);
 		CacheUnderTest<Long, Item> onWriter = writer.cache("items", Long.class, Item.class);
-		onReader.get(1L, new CountingLoader().returning(OLD));
-		reader.redis.delete(onReader.redisKey(1L));
-		reader.ticker.advance(Duration.ofSeconds(8));
-		CountDownLatch readOld = new CountDownLatch(1);
-		CountDownLatch heard = new CountDownLatch(1);
-		Supplier<Optional<Item>> slowDatabase = () -> {
-			readOld.countDown();
-			Latches.awaitRelease(heard);
-			return Optional.of(OLD);
-		};
-		assertThat(onReader.get(1L, slowDatabase)).contains(OLD);
-		Thread refresh = new Thread(reader.refreshes::runAll, "refresh");
-		refresh.start();
-		Latches.awaitRelease(readOld);
+		ParkedRefresh refresh = ParkedRefresh.inTheDatabase(reader, onReader);
 
 		onWriter.evict(1L);
 		await().atMost(Duration.ofSeconds(5))
 			.until(() -> reader.count("tiered.cache.invalidations.received", "cache", "items") >= 1);
-		heard.countDown();
-		refresh.join(10_000);
+		refresh.finish();
 
 		assertThat(onReader.isInL1(1L)).isFalse();
 		assertThat(onReader.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
@@ -191,6 +162,37 @@ class TieredCacheRefreshAheadTests {
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
 		this.closeables.add(instance);
 		return instance;
+	}
+
+	/**
+	 * A refresh of key 1 parked inside the loader after it read the old row: Redis lost the key, so the refresh
+	 * reads the database, which still had the old row then. {@link #finish} lets it return that row.
+	 */
+	private record ParkedRefresh(Thread thread, CountDownLatch release) {
+
+		static ParkedRefresh inTheDatabase(CacheInstance instance, CacheUnderTest<Long, Item> cache) {
+			cache.get(1L, new CountingLoader().returning(OLD));
+			instance.redis.delete(cache.redisKey(1L));
+			instance.ticker.advance(Duration.ofSeconds(8));
+			CountDownLatch readOld = new CountDownLatch(1);
+			CountDownLatch release = new CountDownLatch(1);
+			Supplier<Optional<Item>> slowDatabase = () -> {
+				readOld.countDown();
+				Latches.awaitRelease(release);
+				return Optional.of(OLD);
+			};
+			assertThat(cache.get(1L, slowDatabase)).contains(OLD);
+			Thread thread = new Thread(instance.refreshes::runAll, "refresh");
+			thread.start();
+			Latches.awaitRelease(readOld);
+			return new ParkedRefresh(thread, release);
+		}
+
+		void finish() throws InterruptedException {
+			this.release.countDown();
+			this.thread.join(10_000);
+		}
+
 	}
 
 }
