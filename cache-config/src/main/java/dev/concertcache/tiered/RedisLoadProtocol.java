@@ -96,15 +96,20 @@ final class RedisLoadProtocol<V> {
 		try {
 			long generation = this.generations.current();
 			String valueKey = this.redis.valueKey(this.cache, generation, this.codec.shape(), key);
-			String raw = this.redis.get(this.cache, valueKey);
 			String lockKey = this.redis.lockKey(this.cache, generation, this.codec.shape(), key);
+			if (previous == null) {
+				// Nothing to compare the bytes with: the get-or-lock step reads the key itself, and a cold key costs
+				// one round trip less than a read followed by it (ADR 0205).
+				return firstGetOrLock(valueKey, lockKey, stamp, hits, misses);
+			}
+			String raw = this.redis.get(this.cache, valueKey);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
 				if (!this.settings.server().holds(stamp)) {
 					return RedisRead.unavailable();
 				}
 				StoredDigest digest = StoredDigest.of(raw);
 				long now = this.settings.clock().millis();
-				if (previous != null && digest.equals(previous.digest)
+				if (digest.equals(previous.digest)
 						&& now < JsonValueCodec.freshUntilPrefix(raw)) {
 					hits.increment();
 					return new RedisRead.Hit<>(previous.value, digest);
@@ -124,7 +129,8 @@ final class RedisLoadProtocol<V> {
 			else {
 				misses.increment();
 			}
-			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", stamp);
+			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", stamp, UUID.randomUUID().toString(),
+					lockDeadline());
 		}
 		catch (UnavailableException ex) {
 			return RedisRead.unavailable();
@@ -164,38 +170,83 @@ final class RedisLoadProtocol<V> {
 		return hits;
 	}
 
-	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen, long stamp) {
+	/** The first step of a read with nothing to compare: the get-or-lock step, then as {@link #awaitOrLock}. */
+	private RedisRead<V> firstGetOrLock(String valueKey, String lockKey, long stamp, Counter hits, Counter misses) {
 		String token = UUID.randomUUID().toString();
-		long lockMillis = this.settings.lockTtl().toMillis();
-		long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lockMillis);
+		long deadline = lockDeadline();
+		LockAttempt attempt = getOrLock(valueKey, lockKey, token);
+		RedisRead<V> read = outcome(attempt, valueKey, lockKey, stamp, token);
+		if (read == RedisRead.<V>unavailable()) {
+			return read;
+		}
+		((read instanceof RedisRead.Hit) ? hits : misses).increment();
+		if (read != null) {
+			return read;
+		}
+		if (!waitForHolder(deadline)) {
+			return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null);
+		}
+		return awaitOrLock(valueKey, lockKey, attempt.raw(), stamp, token, deadline);
+	}
+
+	/**
+	 * Takes the load lock, or waits for its holder's value until the lock's time to live has passed.
+	 * @param seen what the key held before ({@code ""} for nothing)
+	 */
+	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen, long stamp, String token,
+			long deadline) {
 		while (true) {
 			LockAttempt attempt;
 			try {
-				long now = this.settings.clock().millis();
-				// Registered for as long as this load may still store its value (see store()).
-				attempt = this.redis.getOrLock(this.cache, valueKey, lockKey, token, lockMillis, now,
-						this.codec.shape(), now + this.settings.tombstoneTtl().toMillis());
+				attempt = getOrLock(valueKey, lockKey, token);
 			}
 			catch (UnavailableException ex) {
 				return new RedisRead.Load<>(valueKey, lockKey, seen, null);
 			}
-			if (attempt instanceof LockAttempt.Hit hit) {
-				if (!this.settings.server().holds(stamp)) {
-					return RedisRead.unavailable();
-				}
-				Stored<V> stored = decode(hit.raw());
-				return (stored != null) ? new RedisRead.Hit<>(stored.value(), StoredDigest.of(hit.raw()))
-						: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null);
+			RedisRead<V> read = outcome(attempt, valueKey, lockKey, stamp, token);
+			if (read != null) {
+				return read;
 			}
-			if (attempt instanceof LockAttempt.Locked locked) {
-				return new RedisRead.Load<>(valueKey, lockKey, locked.raw(), token);
-			}
-			this.beforeLockWait.run();
-			if (System.nanoTime() - deadline >= 0 || !pause()) {
+			if (!waitForHolder(deadline)) {
 				// The holder is slow or gone: load without the lock rather than wait any longer.
 				return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null);
 			}
 		}
+	}
+
+	private LockAttempt getOrLock(String valueKey, String lockKey, String token) {
+		long now = this.settings.clock().millis();
+		// Registered for as long as this load may still store its value (see store()).
+		return this.redis.getOrLock(this.cache, valueKey, lockKey, token, this.settings.lockTtl().toMillis(), now,
+				this.codec.shape(), now + this.settings.tombstoneTtl().toMillis());
+	}
+
+	/** What a get-or-lock step read or took; {@code null} if another loader holds the lock. */
+	private @Nullable RedisRead<V> outcome(LockAttempt attempt, String valueKey, String lockKey, long stamp,
+			String token) {
+		if (attempt instanceof LockAttempt.Hit hit) {
+			if (!this.settings.server().holds(stamp)) {
+				return RedisRead.unavailable();
+			}
+			Stored<V> stored = decode(hit.raw());
+			// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
+			return (stored != null) ? new RedisRead.Hit<>(stored.value(), StoredDigest.of(hit.raw()))
+					: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null);
+		}
+		if (attempt instanceof LockAttempt.Locked locked) {
+			return new RedisRead.Load<>(valueKey, lockKey, locked.raw(), token);
+		}
+		return null;
+	}
+
+	private long lockDeadline() {
+		return System.nanoTime() + this.settings.lockTtl().toNanos();
+	}
+
+	/** Waits one poll interval for the lock's holder; {@code false} once the lock's time to live has passed. */
+	private boolean waitForHolder(long deadline) {
+		this.beforeLockWait.run();
+		return System.nanoTime() - deadline < 0 && pause();
 	}
 
 	private boolean pause() {

@@ -13,6 +13,7 @@ import io.lettuce.core.ReadFrom;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -150,6 +151,18 @@ final class CacheInstance implements AutoCloseable {
 
 	static CacheInstance start(RedisServer server, Settings properties, ClientResources resources) {
 		return new CacheInstance(server, properties, resources, true);
+	}
+
+	/** An instance whose every command to Redis {@code commands} logs. */
+	static CacheInstance start(RedisServer server, Settings properties, CommandLog commands) {
+		ClientResources resources = DefaultClientResources.create();
+		LettuceConnectionFactory factory = new LettuceConnectionFactory(
+				new RedisStandaloneConfiguration(server.host(), server.port()), client(resources, Duration.ofMillis(250)));
+		factory.afterPropertiesSet();
+		// Before the first connection: Lettuce gives a connection the listeners its client has when it connects.
+		((AbstractRedisClient) factory.getNativeClient()).addListener(commands);
+		factory.start();
+		return new CacheInstance(factory, properties, resources, true);
 	}
 
 	/** TIERED mode under a key prefix of its own, so that tests sharing one Redis never meet. */

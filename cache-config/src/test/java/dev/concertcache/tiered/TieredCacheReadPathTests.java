@@ -70,6 +70,38 @@ class TieredCacheReadPathTests {
 	}
 
 	@Test
+	void aKeyNeitherTierHoldsCostsTwoRoundTripsToRedisTheGetOrLockStepAndTheStore() {
+		CommandLog commands = new CommandLog();
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), CacheInstance.properties(), commands);
+		this.closeables.add(instance);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+		cache.get(1L, loader.returning(new Item(1, "one")));
+		commands.clear();
+		assertThat(cache.get(2L, loader.returning(new Item(2, "two")))).contains(new Item(2, "two"));
+		assertThat(commands.naming(cache.redisKey(2L))).containsExactly("EVALSHA", "EVALSHA");
+		assertThat(loader.calls()).isEqualTo(2);
+		assertThat(instance.gets("items", "l2", "miss")).isEqualTo(2);
+	}
+
+	@Test
+	void aKeyOnlyRedisHoldsCostsOneRoundTripToRedis() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance writer = instance(properties);
+		CommandLog commands = new CommandLog();
+		CacheInstance reader = CacheInstance.start(RedisServer.shared(), properties, commands);
+		this.closeables.add(reader);
+		CountingLoader loader = new CountingLoader();
+		writer.cache("items", Long.class, Item.class).get(2L, loader.returning(new Item(2, "two")));
+		CacheUnderTest<Long, Item> cache = reader.cache("items", Long.class, Item.class);
+		commands.clear();
+		assertThat(cache.get(2L, loader.returning(new Item(2, "other")))).contains(new Item(2, "two"));
+		assertThat(commands.naming(cache.redisKey(2L))).hasSize(1);
+		assertThat(reader.gets("items", "l2", "hit")).isEqualTo(1);
+		assertThat(loader.calls()).isEqualTo(1);
+	}
+
+	@Test
 	void concurrentMissesOfOneKeyOnOneInstanceLoadOnce() throws Exception {
 		CacheInstance instance = instance(CacheInstance.properties());
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
