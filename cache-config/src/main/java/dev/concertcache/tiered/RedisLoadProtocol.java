@@ -7,9 +7,9 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.micrometer.core.instrument.Counter;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -83,7 +83,7 @@ final class RedisLoadProtocol<V> {
 		return read(key, current, this.metrics.refreshHit, this.metrics.refreshMiss);
 	}
 
-	private RedisRead<V> read(String key, @Nullable L1Entry<V> previous, Counter hits, Counter misses) {
+	private RedisRead<V> read(String key, @Nullable L1Entry<V> previous, LongAdder hits, LongAdder misses) {
 		if (this.settings.pending().covers(this.cache, key)) {
 			// Redis still holds what this instance's own write replaced: the writer must not read it back.
 			return RedisRead.unavailable();
@@ -99,7 +99,7 @@ final class RedisLoadProtocol<V> {
 			String lockKey = this.redis.lockKey(this.cache, generation, this.codec.shape(), key);
 			if (previous == null) {
 				// Nothing to compare the bytes with: the get-or-lock step reads the key itself, and a cold key costs
-				// one round trip less than a read followed by it (ADR 0205).
+				// one round trip less than a read followed by it (ADR 0011).
 				return firstGetOrLock(valueKey, lockKey, stamp, hits, misses);
 			}
 			String raw = this.redis.get(this.cache, valueKey);
@@ -171,7 +171,7 @@ final class RedisLoadProtocol<V> {
 	}
 
 	/** The first step of a read with nothing to compare: the get-or-lock step, then as {@link #awaitOrLock}. */
-	private RedisRead<V> firstGetOrLock(String valueKey, String lockKey, long stamp, Counter hits, Counter misses) {
+	private RedisRead<V> firstGetOrLock(String valueKey, String lockKey, long stamp, LongAdder hits, LongAdder misses) {
 		String token = UUID.randomUUID().toString();
 		long deadline = lockDeadline();
 		LockAttempt attempt = getOrLock(valueKey, lockKey, token);

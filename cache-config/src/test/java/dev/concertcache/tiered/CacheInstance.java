@@ -18,6 +18,8 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
@@ -199,9 +201,11 @@ final class CacheInstance implements AutoCloseable {
 		return new CacheUnderTest<>(cache, this.manager.core(name));
 	}
 
+	/** The count of the counter or function counter {@code name} with {@code tags}. */
 	double count(String name, String... tags) {
-		Counter counter = this.meters.find(name).tags(tags).counter();
-		return (counter != null) ? counter.count() : 0;
+		Search search = this.meters.find(name).tags(tags);
+		return search.counters().stream().mapToDouble(Counter::count).sum()
+				+ search.functionCounters().stream().mapToDouble(FunctionCounter::count).sum();
 	}
 
 	double gets(String cache, String tier, String result) {

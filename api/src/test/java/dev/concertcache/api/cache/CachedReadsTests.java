@@ -93,7 +93,7 @@ class CachedReadsTests extends CachedApiTestSupport {
 	}
 
 	private double l1Hits() {
-		return this.meters.find("tiered.cache.gets").tags("tier", "l1", "result", "hit").counters().stream()
+		return this.meters.find("tiered.cache.gets").tags("tier", "l1", "result", "hit").functionCounters().stream()
 			.mapToDouble((counter) -> counter.count())
 			.sum();
 	}

@@ -42,7 +42,7 @@ class RedisOnlyReadsTests extends CachedApiTestSupport {
 	}
 
 	private double count(String tier, String result) {
-		return this.meters.find("tiered.cache.gets").tags("tier", tier, "result", result).counters().stream()
+		return this.meters.find("tiered.cache.gets").tags("tier", tier, "result", result).functionCounters().stream()
 			.mapToDouble((counter) -> counter.count())
 			.sum();
 	}

@@ -152,7 +152,7 @@ class TieredSpringCacheTests {
 		return (long) context.getBean(MeterRegistry.class)
 			.get("tiered.cache.gets")
 			.tags("cache", "items", "tier", tier, "result", result)
-			.counter()
+			.functionCounter()
 			.count();
 	}
 
