@@ -12,6 +12,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import io.lettuce.core.RedisConnectionStateListener;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.StatefulRedisConnectionImpl;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.api.StatefulConnection;
@@ -291,7 +292,7 @@ final class InvalidationListener implements Runnable {
 					.connect(StringCodec.UTF8);
 				commands = standalone.sync();
 				connection = standalone;
-				commands.clientSetname(this.clientName);
+				name(standalone, commands);
 			}
 			// The blocking read must outlast its BLOCK time, whatever the shared command timeout is.
 			connection.setTimeout(this.blockTimeout.plusSeconds(2));
@@ -299,6 +300,19 @@ final class InvalidationListener implements Runnable {
 			this.connection = connection;
 		}
 		return this.commands;
+	}
+
+	/**
+	 * Names the connection in {@code CLIENT LIST}. Through Lettuce's connection, which keeps the name for the
+	 * handshake of each reconnect it makes by itself; a plain {@code CLIENT SETNAME} is gone after the first one.
+	 */
+	private void name(StatefulRedisConnection<String, String> connection, RedisClusterCommands<String, String> commands) {
+		if (connection instanceof StatefulRedisConnectionImpl<String, String> lettuce) {
+			lettuce.setClientName(this.clientName);
+		}
+		else {
+			commands.clientSetname(this.clientName);
+		}
 	}
 
 	/**
