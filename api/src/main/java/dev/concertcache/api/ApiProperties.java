@@ -2,6 +2,8 @@ package dev.concertcache.api;
 
 import java.time.Duration;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -15,9 +17,6 @@ public class ApiProperties {
 
 	/** Default of {@code concert-cache.warmup.quiet-compilation}. */
 	public static final Duration DEFAULT_WARMUP_QUIET_COMPILATION = Duration.ofMillis(100);
-
-	/** Default of {@code concert-cache.warmup.concurrency}. */
-	public static final int DEFAULT_WARMUP_CONCURRENCY = 16;
 
 	/**
 	 * Default of {@code concert-cache.warmup.max-rate}: under a third of what a warm instance served on two cores
@@ -141,9 +140,11 @@ public class ApiProperties {
 		private Duration quietCompilation = DEFAULT_WARMUP_QUIET_COMPILATION;
 
 		/**
-		 * Warm-up requests in flight at a time.
+		 * Warm-up requests in flight at a time. Unset: as many as the server has request threads
+		 * ({@code server.tomcat.threads.max}), so that the warm-up grows the thread pool as real traffic does and
+		 * that code is compiled before readiness too.
 		 */
-		private int concurrency = DEFAULT_WARMUP_CONCURRENCY;
+		private @Nullable Integer concurrency;
 
 		/**
 		 * Most warm-up requests per second, every thread together; 0 for no limit. Bounds the CPU a starting
@@ -175,11 +176,11 @@ public class ApiProperties {
 			this.quietCompilation = quietCompilation;
 		}
 
-		public int getConcurrency() {
+		public @Nullable Integer getConcurrency() {
 			return this.concurrency;
 		}
 
-		public void setConcurrency(int concurrency) {
+		public void setConcurrency(@Nullable Integer concurrency) {
 			this.concurrency = concurrency;
 		}
 

@@ -61,6 +61,9 @@ class WarmupRunner implements ApplicationRunner {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
+	/** Tomcat's request threads when {@code server.tomcat.threads.max} is not set (Spring Boot's default). */
+	private static final int DEFAULT_SERVER_THREADS = 200;
+
 	private final ApiProperties.Warmup settings;
 
 	private final TieredCacheManager caches;
@@ -71,7 +74,7 @@ class WarmupRunner implements ApplicationRunner {
 
 	private final RestClient.Builder restClients;
 
-	private volatile Result result = new Result(0, 0, Duration.ZERO, false);
+	private volatile Result result = new Result(0, 0, Duration.ZERO, false, 0);
 
 	private volatile HotSetFill hotSet = HotSetFill.NONE;
 
@@ -111,7 +114,8 @@ class WarmupRunner implements ApplicationRunner {
 		}
 		long cpu = processCpuNanos() - cpuStarted;
 		Result done = this.result;
-		logger.info("Warm-up: " + done.requests() + " requests (" + done.failed() + " failed) in "
+		logger.info("Warm-up: " + done.requests() + " requests (" + done.failed() + " failed, "
+				+ done.concurrency() + " in flight) in "
 				+ done.took().toMillis() + " ms, " + (done.settled() ? "until the JIT settled" : "the longest allowed")
 				+ ", " + String.format("%.1f", cpu / 1e9) + " s of CPU ("
 				+ String.format("%.2f", (double) cpu / Math.max(1, done.took().toNanos())) + " cores)"
@@ -121,6 +125,18 @@ class WarmupRunner implements ApplicationRunner {
 	/** What the last warm-up did; for tests and diagnostics. */
 	Result result() {
 		return this.result;
+	}
+
+	/**
+	 * Warm-up requests in flight: as configured, else as many as the server's request threads. With 16, the pool
+	 * never grew past its spare threads in the warm-up and real traffic's first seconds recompiled that path (ADR
+	 * 0202, addendum of 2026-11-24).
+	 */
+	private int concurrency() {
+		Integer configured = this.settings.getConcurrency();
+		int threads = (configured != null) ? configured
+				: this.environment.getProperty("server.tomcat.threads.max", Integer.class, DEFAULT_SERVER_THREADS);
+		return Math.max(1, threads);
 	}
 
 	/** What the last fill of L1 from the hot set did; for tests and diagnostics. */
@@ -166,8 +182,9 @@ class WarmupRunner implements ApplicationRunner {
 	 * @param failed requests that failed (5xx or no answer)
 	 * @param took how long the warm-up lasted
 	 * @param settled whether it ended because the JIT settled, rather than at the longest allowed
+	 * @param concurrency requests it kept in flight
 	 */
-	record Result(int requests, int failed, Duration took, boolean settled) {
+	record Result(int requests, int failed, Duration took, boolean settled, int concurrency) {
 	}
 
 	/** One warm-up run: walks the first pages for ids, then replays journeys on several threads. */
@@ -202,7 +219,7 @@ class WarmupRunner implements ApplicationRunner {
 		Result run(long deadline) throws Exception {
 			long started = System.nanoTime();
 			walkPages(deadline);
-			int threads = Math.max(1, WarmupRunner.this.settings.getConcurrency());
+			int threads = concurrency();
 			ExecutorService executor = Executors.newFixedThreadPool(threads, (task) -> {
 				Thread thread = new Thread(task, "warmup");
 				thread.setDaemon(true);
@@ -219,7 +236,7 @@ class WarmupRunner implements ApplicationRunner {
 					future.get();
 				}
 				return new Result(this.requests.get(), this.failed.get(),
-						Duration.ofNanos(System.nanoTime() - started), settled);
+						Duration.ofNanos(System.nanoTime() - started), settled, threads);
 			}
 			finally {
 				executor.shutdownNow();

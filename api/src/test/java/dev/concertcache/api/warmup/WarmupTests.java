@@ -50,7 +50,9 @@ class WarmupTests extends ApiTestSupport {
 		CachedApiTestSupport.redis(registry);
 		registry.add("tiered-cache.key-prefix", () -> KEY_PREFIX);
 		registry.add("concert-cache.warmup.max-duration", () -> "2s");
-		registry.add("concert-cache.warmup.concurrency", () -> "2");
+		// No warm-up concurrency: as many as the server's request threads.
+		registry.add("server.tomcat.threads.max", () -> "3");
+		registry.add("server.tomcat.threads.min-spare", () -> "1");
 	}
 
 	@BeforeEach
@@ -73,6 +75,13 @@ class WarmupTests extends ApiTestSupport {
 		assertThat(this.redis.keys(KEY_PREFIX + ":*")).as("Redis as before").isEqualTo(keys);
 		assertThat(l1Sizes()).as("L1 as before").isEqualTo(l1Sizes);
 		assertThat(this.warmup.hotSet().complete()).as("the hot-set fill ran after the warm-up").isTrue();
+	}
+
+	@Test
+	void theWarmupKeepsAsManyRequestsInFlightAsTheServerHasRequestThreads() throws Exception {
+		this.warmup.run(null);
+
+		assertThat(this.warmup.result().concurrency()).isEqualTo(3);
 	}
 
 	@Test
