@@ -1,6 +1,8 @@
 package dev.concertcache.tiered;
 
 import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
@@ -47,6 +49,9 @@ final class TieredCacheMetrics {
 
 	private final Timer lag;
 
+	/** One per cache: its read counts are adders that a second set of function counters would not report. */
+	private final ConcurrentMap<String, ForCache> caches = new ConcurrentHashMap<>();
+
 	TieredCacheMetrics(MeterRegistry registry) {
 		this.registry = registry;
 		this.lag = Timer.builder("tiered.cache.invalidation.lag")
@@ -60,8 +65,9 @@ final class TieredCacheMetrics {
 		return this.registry;
 	}
 
+	/** The meters of {@code cache}, the same instance however often asked for. */
 	ForCache forCache(String cache) {
-		return new ForCache(cache);
+		return this.caches.computeIfAbsent(cache, ForCache::new);
 	}
 
 	void lag(long millis) {
