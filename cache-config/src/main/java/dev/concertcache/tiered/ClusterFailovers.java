@@ -3,6 +3,7 @@ package dev.concertcache.tiered;
 import java.util.List;
 import java.util.function.LongConsumer;
 
+import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.SlotHash;
 import io.lettuce.core.cluster.event.ClusterTopologyChangedEvent;
@@ -10,6 +11,7 @@ import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
 import io.lettuce.core.cluster.models.partitions.RedisClusterNode.NodeFlag;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
 /**
@@ -31,9 +33,12 @@ final class ClusterFailovers {
 
 	private volatile Disposable subscription;
 
+	/** The primary of each slot in the topology last reported, {@code null} before {@link #start()}. */
+	private volatile String @Nullable [] known;
+
 	/**
-	 * @param failover called with the highest config epoch of the new topology, on Lettuce's event thread: it
-	 * must not block
+	 * @param failover called with a config epoch of the new topology, on Lettuce's refresh or event thread, maybe
+	 * more than once per failover: it must not block
 	 */
 	ClusterFailovers(RedisClusterClient client, LongConsumer failover) {
 		this.client = client;
@@ -41,6 +46,10 @@ final class ClusterFailovers {
 	}
 
 	void start() {
+		this.known = primaries(this.client.getPartitions().getPartitions());
+		ClusterClientOptions options = (this.client.getOptions() instanceof ClusterClientOptions cluster) ? cluster
+				: ClusterClientOptions.builder(this.client.getOptions()).build();
+		this.client.setOptions(options.mutate().nodeFilter(options.getNodeFilter().and(this::beforeRouting)).build());
 		this.subscription = this.client.getResources()
 			.eventBus()
 			.get()
@@ -56,7 +65,27 @@ final class ClusterFailovers {
 		}
 	}
 
+	/**
+	 * Sees each node of a topology Lettuce has just read, before it routes a command by it, and reports a primary
+	 * that serves a slot another node served. Lettuce announces a new topology on its event bus before it uses it,
+	 * but delivers the event on another thread ({@code publishOn}), when a read may already reach the promoted
+	 * replica. Keeps every node.
+	 */
+	private boolean beforeRouting(RedisClusterNode node) {
+		String[] known = this.known;
+		if (known != null && (node.is(NodeFlag.UPSTREAM) || node.is(NodeFlag.MASTER))) {
+			for (int slot : node.getSlots()) {
+				if (known[slot] != null && !known[slot].equals(node.getNodeId())) {
+					this.failover.accept(node.getConfigEpoch());
+					break;
+				}
+			}
+		}
+		return true;
+	}
+
 	void onTopologyChange(ClusterTopologyChangedEvent event) {
+		this.known = primaries(event.after());
 		boolean changed = primariesChanged(event.before(), event.after());
 		if (logger.isDebugEnabled()) {
 			logger.debug("Cluster topology changed; primaries " + (changed ? "changed" : "unchanged"));

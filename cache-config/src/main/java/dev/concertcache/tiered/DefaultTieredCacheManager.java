@@ -494,7 +494,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			this.hotSetPublisher = publisher;
 		}
 		if (client instanceof RedisClusterClient cluster) {
-			// Reads stop using Redis on Lettuce's event thread, before it routes to the new primary; the generations
+			// Reads stop using Redis before Lettuce routes by the new topology (ClusterFailovers); the generations
 			// move off it (Redis round trips), on a thread of their own: not behind a retry of pending evictions.
 			ExecutorService moves = Executors.newSingleThreadExecutor((task) -> {
 				Thread thread = new Thread(task, "tiered-cache-failover");

@@ -103,7 +103,11 @@ final class CacheInstance implements AutoCloseable {
 	 * periodic and adaptive topology refresh), with short refresh intervals so that a test sees a failover soon.
 	 */
 	static CacheInstance start(RedisCluster cluster, Settings properties) {
-		ClientResources resources = DefaultClientResources.create();
+		return start(cluster, properties, DefaultClientResources.create());
+	}
+
+	/** {@link #start(RedisCluster, Settings)} on {@code resources} (its event bus, for example). */
+	static CacheInstance start(RedisCluster cluster, Settings properties, ClientResources resources) {
 		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
 			// Topology refreshes connect with this timeout too: 6 nodes and 2 JVMs share 2 cores in CI.
 			.commandTimeout(Duration.ofSeconds(2))

@@ -4,6 +4,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+
+import io.lettuce.core.event.DefaultEventBus;
+import io.lettuce.core.resource.DefaultClientResources;
+import reactor.core.scheduler.Schedulers;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -287,7 +293,13 @@ class TieredCacheOnRedisClusterTests {
 	@Test
 	void aReadAfterTheConnectionRoutesToAPromotedReplicaButBeforeTheGenerationsMoveGoesToTheLoader() throws Exception {
 		CacheInstance.Settings properties = CacheInstance.properties();
-		CacheInstance a = instance(properties);
+		// Lettuce delivers its events on a thread of their own, after it routes by the new topology: parked here.
+		ExecutorService events = Executors.newSingleThreadExecutor();
+		CacheInstance a = CacheInstance.start(cluster, properties, DefaultClientResources.builder()
+			.eventBus(new DefaultEventBus(Schedulers.fromExecutorService(events)))
+			.build());
+		this.closeables.add(a);
+		this.closeables.add(events::shutdownNow);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
 		RedisCluster.Node counter = counterOf(properties, "items");
@@ -313,9 +325,19 @@ class TieredCacheOnRedisClusterTests {
 			}
 		});
 
+		CountDownLatch eventsDelivered = new CountDownLatch(1);
+		events.execute(() -> {
+			try {
+				eventsDelivered.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		});
 		cluster.killPrimary(primary);
 		try {
-			// The connection routes the key's slot to the promoted replica (old value, no tombstone); the move waits.
+			// The connection routes the key's slot to the promoted replica (old value, no tombstone); the topology
+			// change event and the move wait.
 			await().atMost(Duration.ofSeconds(10)).until(() -> "old".equals(valueNameIn(a, oldKey)));
 			a.ticker.advance(Duration.ofMinutes(1));
 
@@ -324,6 +346,7 @@ class TieredCacheOnRedisClusterTests {
 			assertThat(loader.calls()).isEqualTo(1);
 		}
 		finally {
+			eventsDelivered.countDown();
 			moved.countDown();
 			cluster.restart(primary);
 		}
