@@ -1,6 +1,7 @@
 package dev.concertcache.tiered;
 
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongConsumer;
 
 import io.lettuce.core.cluster.ClusterClientOptions;
@@ -33,6 +34,8 @@ final class ClusterFailovers {
 
 	private volatile Disposable subscription;
 
+	private final AtomicBoolean refreshing = new AtomicBoolean();
+
 	/** The primary of each slot in the topology last reported, {@code null} before {@link #start()}. */
 	private volatile String @Nullable [] known;
 
@@ -56,6 +59,17 @@ final class ClusterFailovers {
 			.filter(ClusterTopologyChangedEvent.class::isInstance)
 			.cast(ClusterTopologyChangedEvent.class)
 			.subscribe(this::onTopologyChange);
+	}
+
+	/**
+	 * Reads the topology now, as Lettuce's adaptive refresh would on a redirect it followed: the client follows
+	 * none (a redirected read could reach a promoted replica before {@link #beforeRouting} saw it, ADR 0035), so
+	 * the failed command is the only sign. One refresh at a time: every command sent to the old node fails alike.
+	 */
+	void refresh() {
+		if (this.refreshing.compareAndSet(false, true)) {
+			this.client.refreshPartitionsAsync().whenComplete((done, failure) -> this.refreshing.set(false));
+		}
 	}
 
 	void stop() {

@@ -226,7 +226,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.breakers = circuitBreakerRegistry(builder);
 		this.bulkheads = bulkheadRegistry(builder);
 		this.redis = new RedisTier(template, this.breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker),
-				this.metrics, builder.keyPrefix, builder.streamMaxLength);
+				this.metrics, builder.keyPrefix, builder.streamMaxLength, this::onMoved);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
 		this.warmups = new Warmups(this.redis, this.instanceId);
@@ -689,6 +689,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			}
 		}
 		this.failoversHandled.incrementAndGet();
+	}
+
+	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
+	private void onMoved() {
+		ClusterFailovers failovers = this.failovers;
+		if (failovers != null) {
+			failovers.refresh();
+		}
 	}
 
 	/** Whether the Redis servers behind the connections are confirmed; for tests. */

@@ -13,6 +13,7 @@ import java.util.function.Supplier;
 
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.lettuce.core.RedisCommandExecutionException;
 
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
@@ -192,12 +193,16 @@ final class RedisTier {
 
 	private final long streamMaxLength;
 
+	/** Told of a command Redis Cluster redirected with MOVED: the client does not follow it (ADR 0035). */
+	private final Runnable moved;
+
 	/** Until when (epoch ms) this instance registered each {@code <cache> <shape>}, as far as it knows. */
 	private final ConcurrentMap<String, Long> registered = new ConcurrentHashMap<>();
 
 	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
-			long streamMaxLength) {
+			long streamMaxLength, Runnable moved) {
 		this.redis = redis;
+		this.moved = moved;
 		this.breaker = breaker;
 		this.metrics = metrics;
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
@@ -217,7 +222,8 @@ final class RedisTier {
 	 * {@code metrics}.
 	 */
 	RedisTier child(String child, TieredCacheMetrics metrics) {
-		return new RedisTier(this.redis, this.breaker, metrics, this.keyPrefix + ":" + child, this.streamMaxLength);
+		return new RedisTier(this.redis, this.breaker, metrics, this.keyPrefix + ":" + child, this.streamMaxLength,
+				this.moved);
 	}
 
 	/** Deletes every key under this tier's key prefix (SCAN and UNLINK, never KEYS); returns how many. */
@@ -490,8 +496,7 @@ final class RedisTier {
 			throw new UnavailableException(ex);
 		}
 		catch (RuntimeException ex) {
-			this.metrics.error(cache, operation);
-			throw new UnavailableException(ex);
+			throw failed(cache, operation, ex);
 		}
 	}
 
@@ -505,9 +510,27 @@ final class RedisTier {
 			return command.get();
 		}
 		catch (RuntimeException ex) {
-			this.metrics.error(cache, operation);
-			throw new UnavailableException(ex);
+			throw failed(cache, operation, ex);
 		}
+	}
+
+	private UnavailableException failed(String cache, String operation, RuntimeException ex) {
+		this.metrics.error(cache, operation);
+		if (isMoved(ex)) {
+			this.moved.run();
+		}
+		return new UnavailableException(ex);
+	}
+
+	/** Whether Redis Cluster answered MOVED: another node serves the slot than the client's topology says. */
+	static boolean isMoved(Throwable failure) {
+		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+			if (cause instanceof RedisCommandExecutionException && cause.getMessage() != null
+					&& cause.getMessage().startsWith("MOVED ")) {
+				return true;
+			}
+		}
+		return false;
 	}
 
 	/**

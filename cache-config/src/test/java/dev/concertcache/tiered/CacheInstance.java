@@ -100,7 +100,7 @@ final class CacheInstance implements AutoCloseable {
 
 	/**
 	 * An instance on Redis Cluster, its client set as the auto-configuration sets it (reads from primaries,
-	 * periodic and adaptive topology refresh), with short refresh intervals so that a test sees a failover soon.
+	 * no redirect followed, periodic and adaptive topology refresh), with short refresh intervals so that a test sees a failover soon.
 	 */
 	static CacheInstance start(RedisCluster cluster, Settings properties) {
 		return start(cluster, properties, DefaultClientResources.create());
@@ -108,6 +108,16 @@ final class CacheInstance implements AutoCloseable {
 
 	/** {@link #start(RedisCluster, Settings)} on {@code resources} (its event bus, for example). */
 	static CacheInstance start(RedisCluster cluster, Settings properties, ClientResources resources) {
+		return start(cluster, properties, resources, Duration.ofSeconds(1));
+	}
+
+	/**
+	 * {@link #start(RedisCluster, Settings, ClientResources)} with a periodic topology refresh every
+	 * {@code refreshPeriod}: a long one leaves the instance's topology behind a failover nothing it ran into told it
+	 * of.
+	 */
+	static CacheInstance start(RedisCluster cluster, Settings properties, ClientResources resources,
+			Duration refreshPeriod) {
 		LettuceClientConfiguration client = LettuceClientConfiguration.builder()
 			// Topology refreshes connect with this timeout too: 6 nodes and 2 JVMs share 2 cores in CI.
 			.commandTimeout(Duration.ofSeconds(2))
@@ -116,8 +126,9 @@ final class CacheInstance implements AutoCloseable {
 			.clientOptions(ClusterClientOptions.builder()
 				.disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
 				.timeoutOptions(TimeoutOptions.enabled())
+				.maxRedirects(0)
 				.topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-					.enablePeriodicRefresh(Duration.ofSeconds(1))
+					.enablePeriodicRefresh(refreshPeriod)
 					.enableAllAdaptiveRefreshTriggers()
 					.adaptiveRefreshTriggersTimeout(Duration.ofSeconds(1))
 					.closeStaleConnections(true)

@@ -352,13 +352,46 @@ class TieredCacheOnRedisClusterTests {
 		}
 	}
 
+	@Test
+	void aReadThatANodeRedirectsAfterAFailoverTheInstanceHasNotSeenGoesToTheLoaderAndTheFailoverIsThenHandled() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		// No periodic refresh within the test, no connection lost: only the redirect can tell the instance.
+		CacheInstance a = CacheInstance.start(cluster, properties, DefaultClientResources.create(),
+				Duration.ofHours(1));
+		this.closeables.add(a);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		RedisCluster.Node counter = counterOf(properties, "items");
+		long key = 1;
+		while (List.of(stream.address(), counter.address())
+			.contains(cluster.primaryFor(onA.redisKey(key)).address())) {
+			key++;
+		}
+		long chosen = key;
+		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(chosen));
+		RedisCluster.Node replica = cluster.replicaOf(primary);
+		onA.get(chosen, new CountingLoader().returning(OLD));
+		cutOff(primary, replica);
+		onA.evict(chosen);
+		long handled = a.manager.failoversHandled();
+
+		// The replica takes the slots without the primary's last writes; the primary, alive, answers MOVED.
+		replica.command("CLUSTER", "FAILOVER", "TAKEOVER");
+		await().atMost(Duration.ofSeconds(10)).until(() -> replica.isPrimary() && !primary.isPrimary());
+		assertThat(replica.command("GET", onA.redisKey(chosen))).contains("old");
+
+		CountingLoader loader = new CountingLoader();
+		assertThat(onA.get(chosen, loader.returning(NEW))).contains(NEW);
+		assertThat(loader.calls()).isEqualTo(1);
+		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failoversHandled() > handled);
+	}
+
 	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(cluster, properties);
 		this.closeables.add(instance);
 		return instance;
 	}
 
-	/** A cache name whose generation counter is on a primary {@code counterOn} accepts. */
 	/** A cache whose generation counter is on another primary than {@code node}. */
 	private static String cacheWhoseCounterIsNotOn(CacheInstance.Settings properties, RedisCluster.Node node) {
 		for (int i = 0;; i++) {

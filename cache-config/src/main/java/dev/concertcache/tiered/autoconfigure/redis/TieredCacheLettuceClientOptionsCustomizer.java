@@ -53,8 +53,10 @@ public class TieredCacheLettuceClientOptionsCustomizer implements LettuceClientO
 			.timeoutOptions(TimeoutOptions.builder().timeoutCommands().connectionTimeout().build());
 		if (builder instanceof ClusterClientOptions.Builder cluster) {
 			TieredCacheRedisProperties.Cluster properties = this.properties.getCluster();
-			cluster.topologyRefreshOptions(topologyRefreshOptions(properties))
-				.maxRedirects(properties.getMaxRedirects());
+			// No redirect followed: after a failover a MOVED leads to the promoted replica, which may lack the dead
+			// primary's last tombstones, before the refresh that reports the failover (ADR 0035). The command fails
+			// instead (a read goes to the loader) and the cache refreshes the topology.
+			cluster.topologyRefreshOptions(topologyRefreshOptions(properties)).maxRedirects(0);
 		}
 	}
 

@@ -196,7 +196,8 @@ public class TieredCacheRedisProperties {
 	 * Redis Cluster topology handling, applied only when {@code spring.data.redis.cluster.nodes} is set. The periodic
 	 * refresh and dynamic refresh sources stay under {@code spring.data.redis.lettuce.cluster.refresh.*}. Defaults
 	 * other than the refresh timeout are Lettuce's (written as literals so that they appear in the configuration
-	 * metadata).
+	 * metadata). No MOVED/ASK redirect is followed, whatever {@code spring.data.redis.cluster.max-redirects} says
+	 * (ADR 0035).
 	 */
 	public static class Cluster {
 
@@ -228,11 +229,6 @@ public class TieredCacheRedisProperties {
 		 */
 		private int refreshTriggersReconnectAttempts = 5;
 
-		/**
-		 * Maximum number of MOVED/ASK redirects followed for one command.
-		 */
-		private int maxRedirects = 5;
-
 		public Duration getAdaptiveRefreshTimeout() {
 			return this.adaptiveRefreshTimeout;
 		}
@@ -255,14 +251,6 @@ public class TieredCacheRedisProperties {
 
 		public void setRefreshTriggersReconnectAttempts(int refreshTriggersReconnectAttempts) {
 			this.refreshTriggersReconnectAttempts = refreshTriggersReconnectAttempts;
-		}
-
-		public int getMaxRedirects() {
-			return this.maxRedirects;
-		}
-
-		public void setMaxRedirects(int maxRedirects) {
-			this.maxRedirects = maxRedirects;
 		}
 
 	}

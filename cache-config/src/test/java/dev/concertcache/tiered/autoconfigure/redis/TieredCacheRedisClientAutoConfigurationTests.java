@@ -101,16 +101,16 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	}
 
 	@Test
-	void clusterGetsAdaptiveRefreshAndKeepsBootsRefreshProperties() {
+	void clusterGetsAdaptiveRefreshKeepsBootsRefreshPropertiesAndFollowsNoRedirect() {
 		this.contextRunner
 			.withPropertyValues("spring.data.redis.cluster.nodes=127.0.0.1:7000",
+					"spring.data.redis.cluster.max-redirects=3",
 					"spring.data.redis.lettuce.cluster.refresh.period=15s",
-					"spring.data.redis.lettuce.cluster.refresh.dynamic-refresh-sources=false",
-					"tiered-cache.redis.cluster.max-redirects=3")
+					"spring.data.redis.lettuce.cluster.refresh.dynamic-refresh-sources=false")
 			.run(withClientOptions((options) -> {
 				assertThat(options).isInstanceOf(ClusterClientOptions.class);
 				ClusterClientOptions cluster = (ClusterClientOptions) options;
-				assertThat(cluster.getMaxRedirects()).isEqualTo(3);
+				assertThat(cluster.getMaxRedirects()).isZero();
 				assertThat(cluster.getDisconnectedBehavior()).isEqualTo(DisconnectedBehavior.REJECT_COMMANDS);
 				ClusterTopologyRefreshOptions refresh = cluster.getTopologyRefreshOptions();
 				assertThat(refresh.getAdaptiveRefreshTriggers()).isEqualTo(EnumSet.allOf(RefreshTrigger.class));
@@ -157,7 +157,6 @@ class TieredCacheRedisClientAutoConfigurationTests {
 	void literalDefaultsMatchLettuces() {
 		TieredCacheRedisProperties properties = new TieredCacheRedisProperties();
 		assertThat(properties.isAutoReconnect()).isEqualTo(ClientOptions.DEFAULT_AUTO_RECONNECT);
-		assertThat(properties.getCluster().getMaxRedirects()).isEqualTo(ClusterClientOptions.DEFAULT_MAX_REDIRECTS);
 		assertThat(properties.getCluster().getRefreshTriggersReconnectAttempts())
 			.isEqualTo(ClusterTopologyRefreshOptions.DEFAULT_REFRESH_TRIGGERS_RECONNECT_ATTEMPTS);
 	}
