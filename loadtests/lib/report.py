@@ -10,13 +10,16 @@
     report.py table RUN_DIR
     report.py compare RUN_DIR [RUN_DIR ...]     (the first run is the baseline of the ratios)
     report.py ceiling FLOOR CACHED FLOOR [CACHED FLOOR ...]
-                                                (each cached run against the mean of the floor runs beside it)
+                                                (each cached run against the mean of the floor runs beside it,
+                                                then the median ratio of the cold and of the warm runs against
+                                                issue 15's targets)
     report.py limits FLOOR_RUN RATIO [SCALE]    "p95 p99 dropped" a run may have: RATIO x the floor run's
                                                 (ms rounded up, at least 1), times SCALE (smoke: 10)
     report.py capture OFF ON OFF [ON OFF ...]   (the same for capture on against off, then on / off in total)
 """
 import json
 import math
+import statistics
 import sys
 from pathlib import Path
 
@@ -297,6 +300,47 @@ def capture(runs):
     return "\n".join(lines)
 
 
+# Issue 15's targets for --ceiling, judged on the median of a kind's rounds (one 30 s round's p99 moves by 2x from
+# round to round on this machine, the floor's as much as the cache's): p99 at most this many times the floors'.
+CEILING_P99_TARGETS = {"cold": 2.0, "warm": 1.25}
+# The 1000-VU closed loop: warm requests/s at least this share of the floors'.
+CEILING_THROUGHPUT_TARGET = 0.95
+
+
+def ceiling(runs):
+    """--ceiling: floor, cold, floor, warm, floor[, warm, floor ...]; the table, then each kind's median ratio."""
+    lines = [compare(runs, bare_neighbours, "each cached run against the floor runs beside it"), ""]
+    throughput = runs[0].scenario == "vus-1000"
+    for kind in ("cold", "warm"):
+        rounds = [i for i in range(1, len(runs) - 1, 2) if f"-{kind}" in runs[i].profile]
+        if not rounds:
+            continue
+        if throughput:
+            values = [r.rps() for r in runs]
+            label, target = f"{kind} requests/s", CEILING_THROUGHPUT_TARGET if kind == "warm" else None
+        else:
+            values = [(r.latency() or (None,) * 4)[2] for r in runs]
+            label, target = f"{kind} p99", CEILING_P99_TARGETS[kind]
+        ratios = [values[i] / bare_neighbours(values, i) for i in rounds
+                  if values[i] is not None and bare_neighbours(values, i)]
+        dropped = sum(runs[i].dropped() or 0 for i in rounds)
+        failed = sum(runs[i].errors() or 0 for i in rounds)
+        if not ratios:
+            lines.append(f"  {label:<20}n/a (a round has no figure)")
+            continue
+        median = statistics.median(ratios)
+        if target is None:
+            verdict = "no target"
+        else:
+            met = (median >= target) if throughput else (median <= target and dropped == 0 and failed == 0)
+            verdict = f"target {'>=' if throughput else '<='} {target}x{'' if throughput else ', 0 dropped, 0 failed'}: " \
+                      f"{'met' if met else 'MISSED'}"
+        each = ", ".join(f"{r:.2f}x" for r in ratios)
+        lines.append(f"  {label:<20}{median:.2f}x  median of {len(ratios)} ({each}), dropped {num(dropped)}, "
+                     f"failed {num(failed)} ({verdict})")
+    return "\n".join(lines)
+
+
 def row(label, value, note):
     return f"  {label:<16}{value:>12}   {note}".rstrip()
 
@@ -400,7 +444,7 @@ def main(argv):
     elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "capture":
         print(capture([Run(d) for d in argv[2:]]))
     elif len(argv) >= 5 and len(argv) % 2 == 1 and argv[1] == "ceiling":
-        print(compare([Run(d) for d in argv[2:]], bare_neighbours, "each cached run against the floor runs beside it"))
+        print(ceiling([Run(d) for d in argv[2:]]))
     elif len(argv) in (4, 5) and argv[1] == "limits":
         print(*limits(Run(argv[2]), float(argv[3]), float(argv[4]) if len(argv) == 5 else 1.0))
     else:

@@ -48,6 +48,32 @@ class ComparisonTests(unittest.TestCase):
         self.assertEqual(requests.count("x)"), 2, "floor runs carry no ratio")
         self.assertIn("15.0 (1.00x)", cells(table, "p99 ms"))  # 15 / mean(20, 10)
 
+    def test_the_warm_rounds_are_judged_on_the_median_of_their_ratios_to_the_floors_beside_them(self):
+        with tempfile.TemporaryDirectory() as root:
+            runs = [
+                write_run(root, "floor-1", 60_000, 10.0),
+                write_run(root, "cache-cold", 45_000, 30.0),
+                write_run(root, "floor-2", 60_000, 10.0),
+                write_run(root, "cache-warm-1", 60_000, 12.0),
+                write_run(root, "floor-3", 60_000, 10.0),
+                write_run(root, "cache-warm-2", 60_000, 40.0),
+                write_run(root, "floor-4", 60_000, 10.0),
+                write_run(root, "cache-warm-3", 57_600, 11.0),
+                write_run(root, "floor-5", 60_000, 10.0),
+            ]
+            for run in runs:
+                run.scenario = "users-per-second"
+            latency = report.ceiling(runs)
+            for run in runs:
+                run.scenario = "vus-1000"
+            throughput = report.ceiling(runs)
+        self.assertIn("warm p99            1.20x  median of 3 (1.20x, 4.00x, 1.10x)", latency)
+        self.assertIn("<= 1.25x, 0 dropped, 0 failed: met", latency)
+        self.assertIn("cold p99            3.00x  median of 1", latency)
+        self.assertIn("MISSED", cells(latency, "cold p99"))
+        self.assertIn("warm requests/s     1.00x  median of 3 (1.00x, 1.00x, 0.96x)", throughput)
+        self.assertIn("(no target)", cells(throughput, "cold requests/s"))
+
     def test_compare_puts_every_run_against_the_first(self):
         with tempfile.TemporaryDirectory() as root:
             runs = [write_run(root, "none", 10_000, 40.0), write_run(root, "cache", 25_000, 10.0)]
