@@ -17,9 +17,6 @@ import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.FunctionCounter;
-import io.micrometer.core.instrument.search.Search;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
@@ -29,6 +26,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
+import dev.concertcache.testsupport.Meters;
 import dev.concertcache.testsupport.RedisCluster;
 import dev.concertcache.testsupport.RedisSentinel;
 import dev.concertcache.testsupport.RedisServer;
@@ -218,9 +216,7 @@ final class CacheInstance implements AutoCloseable {
 
 	/** The count of the counter or function counter {@code name} with {@code tags}. */
 	double count(String name, String... tags) {
-		Search search = this.meters.find(name).tags(tags);
-		return search.counters().stream().mapToDouble(Counter::count).sum()
-				+ search.functionCounters().stream().mapToDouble(FunctionCounter::count).sum();
+		return Meters.count(this.meters, name, tags);
 	}
 
 	double gets(String cache, String tier, String result) {

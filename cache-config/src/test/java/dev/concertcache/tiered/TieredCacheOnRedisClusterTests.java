@@ -386,6 +386,45 @@ class TieredCacheOnRedisClusterTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failoversHandled() > handled);
 	}
 
+	@Test
+	void aKeyOfASlotBeingMigratedIsReadFromTheLoaderAndTheSlotsNewPrimaryIsThenHandledAsAFailover() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		CacheInstance a = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		long key = 1;
+		while (cluster.primaryFor(onA.redisKey(key)).address()
+			.equals(cluster.primaryFor(properties.getKeyPrefix() + ":invalidations").address())) {
+			key++;
+		}
+		long chosen = key;
+		RedisCluster.Node source = cluster.primaryFor(onA.redisKey(chosen));
+		RedisCluster.Node target = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		onA.get(chosen, new CountingLoader().returning(OLD));
+		String slot = source.command("CLUSTER", "KEYSLOT", onA.redisKey(chosen)).trim();
+		String sourceId = source.command("CLUSTER", "MYID").trim();
+		String targetId = target.command("CLUSTER", "MYID").trim();
+		long handled = a.manager.failoversHandled();
+
+		// As redis-cli --cluster reshard does: the slot importing and migrating, its keys moved one by one.
+		target.command("CLUSTER", "SETSLOT", slot, "IMPORTING", sourceId);
+		source.command("CLUSTER", "SETSLOT", slot, "MIGRATING", targetId);
+		List<String> migrate = new ArrayList<>(List.of("MIGRATE", "127.0.0.1", target.address().split(":")[1], "",
+				"0", "5000", "KEYS"));
+		migrate.addAll(source.command("CLUSTER", "GETKEYSINSLOT", slot, "1000").lines().toList());
+		source.command(migrate.toArray(String[]::new));
+		// Past the L1 time to live: the read goes to Redis, which answers ASK (the value moved, the slot not yet).
+		a.ticker.advance(Duration.ofMinutes(1));
+		CountingLoader loader = new CountingLoader();
+		assertThat(onA.get(chosen, loader.returning(NEW))).contains(NEW);
+		assertThat(loader.calls()).isEqualTo(1);
+
+		for (RedisCluster.Node node : List.of(target, source)) {
+			node.command("CLUSTER", "SETSLOT", slot, "NODE", targetId);
+		}
+		// A slot served by another primary is handled as a failover (ADR 0035): every generation moves.
+		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failoversHandled() > handled);
+	}
+
 	private CacheInstance instance(CacheInstance.Settings properties) {
 		CacheInstance instance = CacheInstance.start(cluster, properties);
 		this.closeables.add(instance);

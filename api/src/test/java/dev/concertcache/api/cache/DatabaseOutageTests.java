@@ -22,12 +22,9 @@ import java.util.stream.Stream;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import com.zaxxer.hikari.HikariDataSource;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import io.micrometer.core.instrument.search.Search;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,6 +44,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import dev.concertcache.api.ApiApplication;
 import dev.concertcache.api.ApiHttpTestSupport;
 import dev.concertcache.testsupport.MariaDbServer;
+import dev.concertcache.testsupport.Meters;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
@@ -399,9 +397,7 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 
 	/** Counters and function counters ({@code tiered.cache.gets} is one) alike. */
 	private double count(String name, String... tags) {
-		Search search = this.meters.find(name).tags(tags);
-		return search.counters().stream().mapToDouble(Counter::count).sum()
-				+ search.functionCounters().stream().mapToDouble(FunctionCounter::count).sum();
+		return Meters.count(this.meters, name, tags);
 	}
 
 	private double gauge(String name, String... tags) {
