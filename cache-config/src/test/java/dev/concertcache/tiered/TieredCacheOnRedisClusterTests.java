@@ -108,14 +108,7 @@ class TieredCacheOnRedisClusterTests {
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		// A key on a primary that holds neither the stream nor the generation counter: only its tombstone is lost.
 		onA.get(0L, new CountingLoader().returning(OLD));
-		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		RedisCluster.Node counter = counterOf(properties, "items");
-		long candidate = 1;
-		while (List.of(stream.address(), counter.address())
-			.contains(cluster.primaryFor(onA.redisKey(candidate)).address())) {
-			candidate++;
-		}
-		long key = candidate;
+		long key = keyOffStreamAndCounter(properties, onA, "items");
 		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(key));
 		RedisCluster.Node replica = cluster.replicaOf(primary);
 		onA.get(key, new CountingLoader().returning(OLD));
@@ -301,14 +294,7 @@ class TieredCacheOnRedisClusterTests {
 		this.closeables.add(a);
 		this.closeables.add(events::shutdownNow);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		RedisCluster.Node counter = counterOf(properties, "items");
-		long key = 1;
-		while (List.of(stream.address(), counter.address())
-			.contains(cluster.primaryFor(onA.redisKey(key)).address())) {
-			key++;
-		}
-		long chosen = key;
+		long chosen = keyOffStreamAndCounter(properties, onA, "items");
 		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(chosen));
 		RedisCluster.Node replica = cluster.replicaOf(primary);
 		onA.get(chosen, new CountingLoader().returning(OLD));
@@ -360,14 +346,7 @@ class TieredCacheOnRedisClusterTests {
 				Duration.ofHours(1));
 		this.closeables.add(a);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
-		RedisCluster.Node counter = counterOf(properties, "items");
-		long key = 1;
-		while (List.of(stream.address(), counter.address())
-			.contains(cluster.primaryFor(onA.redisKey(key)).address())) {
-			key++;
-		}
-		long chosen = key;
+		long chosen = keyOffStreamAndCounter(properties, onA, "items");
 		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(chosen));
 		RedisCluster.Node replica = cluster.replicaOf(primary);
 		onA.get(chosen, new CountingLoader().returning(OLD));
@@ -391,14 +370,9 @@ class TieredCacheOnRedisClusterTests {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		long key = 1;
-		while (cluster.primaryFor(onA.redisKey(key)).address()
-			.equals(cluster.primaryFor(properties.getKeyPrefix() + ":invalidations").address())) {
-			key++;
-		}
-		long chosen = key;
-		RedisCluster.Node source = cluster.primaryFor(onA.redisKey(chosen));
 		RedisCluster.Node target = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		long chosen = keyOff(onA, target);
+		RedisCluster.Node source = cluster.primaryFor(onA.redisKey(chosen));
 		onA.get(chosen, new CountingLoader().returning(OLD));
 		String slot = source.command("CLUSTER", "KEYSLOT", onA.redisKey(chosen)).trim();
 		String sourceId = source.command("CLUSTER", "MYID").trim();
@@ -444,6 +418,21 @@ class TieredCacheOnRedisClusterTests {
 	/** The primary that holds {@code cache}'s generation counter. */
 	private static RedisCluster.Node counterOf(CacheInstance.Settings properties, String cache) {
 		return cluster.primaryFor(properties.getKeyPrefix() + ":v1:" + cache + ":generation");
+	}
+
+	/**
+	 * A key of {@code cache} (named {@code name}) on a primary that holds neither the invalidation stream nor the
+	 * cache's generation counter: killing that primary loses only the key's own writes.
+	 */
+	private static long keyOffStreamAndCounter(CacheInstance.Settings properties, CacheUnderTest<Long, Item> cache,
+			String name) {
+		List<String> others = List.of(cluster.primaryFor(properties.getKeyPrefix() + ":invalidations").address(),
+				counterOf(properties, name).address());
+		long key = 1;
+		while (others.contains(cluster.primaryFor(cache.redisKey(key)).address())) {
+			key++;
+		}
+		return key;
 	}
 
 	/** A key of {@code cache} whose value is not on {@code node}. */
