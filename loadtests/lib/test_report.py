@@ -74,6 +74,18 @@ class ComparisonTests(unittest.TestCase):
         self.assertIn("warm requests/s     1.00x  median of 3 (1.00x, 1.00x, 0.96x)", throughput)
         self.assertIn("(no target)", cells(throughput, "cold requests/s"))
 
+    def test_a_smoke_ceiling_prints_its_ratios_but_judges_no_target(self):
+        with tempfile.TemporaryDirectory() as root:
+            runs = [write_run(root, label, 600, p99) for label, p99 in
+                    [("floor-1", 10.0), ("cache-cold", 90.0), ("floor-2", 10.0), ("cache-warm-1", 40.0), ("floor-3", 10.0)]]
+            for run in runs:
+                run.scenario = "users-per-second"
+                run.meta["smoke"] = "true"
+            table = report.ceiling(runs)
+        self.assertIn("warm p99            4.00x  median of 1 (4.00x)", table)
+        self.assertIn("(smoke run: not judged)", cells(table, "warm p99"))
+        self.assertNotIn("MISSED", table)
+
     def test_compare_puts_every_run_against_the_first(self):
         with tempfile.TemporaryDirectory() as root:
             runs = [write_run(root, "none", 10_000, 40.0), write_run(root, "cache", 25_000, 10.0)]
