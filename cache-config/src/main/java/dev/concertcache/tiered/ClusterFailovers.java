@@ -68,7 +68,14 @@ final class ClusterFailovers {
 	 */
 	void refresh() {
 		if (this.refreshing.compareAndSet(false, true)) {
-			this.client.refreshPartitionsAsync().whenComplete((done, failure) -> this.refreshing.set(false));
+			try {
+				this.client.refreshPartitionsAsync().whenComplete((done, failure) -> this.refreshing.set(false));
+			}
+			catch (RuntimeException ex) {
+				// A client shutting down, say: the next MOVED tries again.
+				this.refreshing.set(false);
+				logger.debug("Cluster topology refresh not started", ex);
+			}
 		}
 	}
 

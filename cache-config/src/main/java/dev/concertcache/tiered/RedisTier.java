@@ -523,7 +523,7 @@ final class RedisTier {
 	}
 
 	/** Whether Redis Cluster answered MOVED: another node serves the slot than the client's topology says. */
-	static boolean isMoved(Throwable failure) {
+	private static boolean isMoved(Throwable failure) {
 		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
 			if (cause instanceof RedisCommandExecutionException && cause.getMessage() != null
 					&& cause.getMessage().startsWith("MOVED ")) {

@@ -97,8 +97,9 @@ final class CacheInstance implements AutoCloseable {
 	}
 
 	/**
-	 * An instance on Redis Cluster, its client set as the auto-configuration sets it (reads from primaries,
-	 * no redirect followed, periodic and adaptive topology refresh), with short refresh intervals so that a test sees a failover soon.
+	 * An instance on Redis Cluster, its client set as the auto-configuration sets it (reads from primaries, no
+	 * redirect followed, periodic and adaptive topology refresh), with short refresh intervals so that a test sees
+	 * a failover soon.
 	 */
 	static CacheInstance start(RedisCluster cluster, Settings properties) {
 		return start(cluster, properties, DefaultClientResources.create());
