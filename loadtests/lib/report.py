@@ -26,7 +26,7 @@ from pathlib import Path
 from prometheus_client.parser import text_string_to_metric_families
 
 ENDPOINTS = ["list", "list-next", "detail", "schedules", "write"]
-CACHES = ["concert", "concert-page", "schedules"]
+CACHES = ["concert", "concert-list", "concert-list-end", "schedules"]
 
 
 class Run:

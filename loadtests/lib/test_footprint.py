@@ -12,7 +12,7 @@ def node(port, role, clients, kinds=None, stream=None, commands=None):
 class FootprintTest(unittest.TestCase):
     def test_keys_are_classified_by_the_tier_layout(self):
         self.assertEqual(kind("concert-cache:v1:concert:g17:c1:{concert:42}"), "value:concert")
-        self.assertEqual(kind("concert-cache:v1:concert-page:lock:g3:p1:{concert-page:0,20}"), "lock")
+        self.assertEqual(kind("concert-cache:v1:concert-list:lock:g3:p1:{concert-list:2}"), "lock")
         self.assertEqual(kind("concert-cache:v1:schedules:generation"), "generation")
         self.assertEqual(kind("{concert-cache:v1:schedules:generation}:failover"), "failover-epoch")
         self.assertEqual(kind("concert-cache:v1:concert:shapes"), "shapes")
@@ -29,7 +29,7 @@ class FootprintTest(unittest.TestCase):
             "nodes": [
                 node(7000, "master", ["concert-cache"] * 6 + ["tiered-cache-invalidations-abcdef12"] * 2,
                      {"value:concert": {"keys": 100, "sampled": 10, "bytes": 4_000},
-                      "value:concert-page": {"keys": 10, "sampled": 10, "bytes": 30_000},
+                      "value:concert-list": {"keys": 10, "sampled": 10, "bytes": 30_000},
                       "stream": {"keys": 1, "sampled": 1, "bytes": 11_600}},
                      {"entries_added": 80, "length": 100, "memory_bytes": 11_600, "payload_bytes_per_entry": 99.0},
                      {"xread": 120, "xadd": 80}),

@@ -72,7 +72,9 @@ class Store:
         with self.lock:
             self.seen.discard((cache, key))
             if cache == "concert":
-                self.seen = {k for k in self.seen if k[0] != "concert-page"}
+                # The API's list: the concert's block of 100 ids and the end of the list (ADR 0036).
+                self.seen.discard(("concert-list", (key - 1) // 100))
+                self.seen.discard(("concert-list-end", "end"))
 
     def _count(self, cache, tier, result):
         self.gets[(cache, tier, result)] = self.gets.get((cache, tier, result), 0) + 1
@@ -171,8 +173,10 @@ def make_handler(store, token, management):
                 return self.problem(400, "bad size or cursor")
             if not 1 <= size <= 100:
                 return self.problem(400, "size must be 1..100")
-            store.record_get("concert-page", (after, size))
             ids = range(after + 1, min(after + size, store.n) + 1)
+            store.record_get("concert-list-end", "end")
+            for block in sorted({(i - 1) // 100 for i in ids}):
+                store.record_get("concert-list", block)
             next_cursor = encode_cursor(after + size) if after + size < store.n else None
             return self.send_json(200, {"items": [store.concert(i) for i in ids], "nextCursor": next_cursor})
 

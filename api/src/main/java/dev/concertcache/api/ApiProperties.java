@@ -25,6 +25,12 @@ public class ApiProperties {
 	 */
 	public static final int DEFAULT_WARMUP_MAX_RATE = 2000;
 
+	/**
+	 * Default of {@code concert-cache.list.block-size}: the largest page size, so that a page of dense ids spans at
+	 * most two blocks.
+	 */
+	public static final int DEFAULT_LIST_BLOCK_SIZE = 100;
+
 	/** Default of {@code concert-cache.http.concert-max-age}. */
 	public static final Duration DEFAULT_CONCERT_MAX_AGE = Duration.ofSeconds(1);
 
@@ -52,6 +58,9 @@ public class ApiProperties {
 	/** HTTP caching of cached reads (ADR 0034). */
 	private final Http http = new Http();
 
+	/** The concert list in the cache (ADR 0036). */
+	private final ConcertList list = new ConcertList();
+
 	public String getAdminToken() {
 		return this.adminToken;
 	}
@@ -74,6 +83,32 @@ public class ApiProperties {
 
 	public Http getHttp() {
 		return this.http;
+	}
+
+	public ConcertList getList() {
+		return this.list;
+	}
+
+	/**
+	 * The concert list in the cache (ADR 0036): cached as blocks of consecutive ids, so that a write of one concert
+	 * makes stale the one block that holds its id, and a page is put together from the blocks it spans.
+	 */
+	public static class ConcertList {
+
+		/**
+		 * Ids per cached block: concert ids 1 to block-size are the first block. A page walks at most 16 blocks
+		 * (gaps of deleted ids included) before it reads the database directly; raise it where ids are sparse.
+		 */
+		private int blockSize = DEFAULT_LIST_BLOCK_SIZE;
+
+		public int getBlockSize() {
+			return this.blockSize;
+		}
+
+		public void setBlockSize(int blockSize) {
+			this.blockSize = blockSize;
+		}
+
 	}
 
 	/**

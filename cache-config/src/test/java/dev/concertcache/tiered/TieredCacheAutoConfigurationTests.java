@@ -364,7 +364,7 @@ class TieredCacheAutoConfigurationTests {
 			assertThat(metadata).isNotNull();
 			String json = new String(metadata.readAllBytes(), StandardCharsets.UTF_8);
 			assertThat(json).doesNotContain("\"name\": \"tiered-cache.caches.keys\"")
-				.doesNotContain("concert-page")
+				.doesNotContain("concert-list")
 				.contains("\"name\": \"tiered-cache.mode\"");
 		}
 	}

@@ -2,7 +2,6 @@ package dev.concertcache.api.concert;
 
 import org.springframework.stereotype.Component;
 
-import dev.concertcache.api.concert.ConcertService.PageKey;
 import dev.concertcache.tiered.spring.TieredSpringCacheManager;
 import dev.concertcache.tiered.spring.TieredSpringCacheManagerCustomizer;
 
@@ -16,7 +15,8 @@ class ConcertCacheDeclarations implements TieredSpringCacheManagerCustomizer {
 	@Override
 	public void customize(TieredSpringCacheManager.Builder builder) {
 		builder.cache(ConcertCaches.CONCERT, Long.class, Concert.class)
-			.cache(ConcertCaches.PAGES, PageKey.class, ConcertPage.class);
+			.cache(ConcertCaches.LIST, Long.class, ListBlock.class)
+			.cache(ConcertCaches.LIST_END, String.class, ListEnd.class);
 	}
 
 }

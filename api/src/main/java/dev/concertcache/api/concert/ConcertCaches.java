@@ -1,11 +1,12 @@
 package dev.concertcache.api.concert;
 
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Set;
 
 import org.springframework.stereotype.Component;
 
-import dev.concertcache.api.concert.ConcertService.PageKey;
 import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.TieredCache;
@@ -16,7 +17,8 @@ import dev.concertcache.tiered.TieredCacheManager;
  * writes, the invalidation endpoint and the binary log. A changed concert (inserted, updated or deleted) makes
  * stale the concert (a cached "not found" included: ids are sequential, so a read may have cached the next one's
  * absence), its schedules (deleting a concert deletes them by ON DELETE CASCADE, which the binary log does not
- * show as rows) and every list page (any change may move, add or remove an entry).
+ * show as rows), the block of the list that holds its id and the end of the list (an insert or a delete may move
+ * it), ADR 0036: list pages are put together from those, so no other page goes stale.
  */
 @Component
 public class ConcertCaches {
@@ -24,21 +26,33 @@ public class ConcertCaches {
 	/** One concert by id. */
 	static final String CONCERT = "concert";
 
-	/** The keyset pages of the list. */
-	static final String PAGES = "concert-page";
+	/** The list in blocks of consecutive ids ({@link ListBlocks}). */
+	static final String LIST = "concert-list";
+
+	/** The end of the list (the highest id), one entry. */
+	static final String LIST_END = "concert-list-end";
+
+	/** The one key of {@link #LIST_END}. */
+	static final String LIST_END_KEY = "end";
 
 	/** The caches a concert change touches, as the invalidation endpoint reports them. */
-	public static final List<String> CACHES = List.of(CONCERT, ScheduleCaches.SCHEDULES, PAGES);
+	public static final List<String> CACHES = List.of(CONCERT, ScheduleCaches.SCHEDULES, LIST, LIST_END);
 
 	private final TieredCache<Long, Concert> concerts;
 
-	private final TieredCache<PageKey, ConcertPage> pages;
+	private final TieredCache<Long, ListBlock> list;
+
+	private final TieredCache<String, ListEnd> listEnd;
+
+	private final ListBlocks blocks;
 
 	private final ScheduleCaches schedules;
 
-	ConcertCaches(TieredCacheManager caches, ScheduleCaches schedules) {
+	ConcertCaches(TieredCacheManager caches, ListBlocks blocks, ScheduleCaches schedules) {
 		this.concerts = caches.getCache(CONCERT, Long.class, Concert.class);
-		this.pages = caches.getCache(PAGES, PageKey.class, ConcertPage.class);
+		this.list = caches.getCache(LIST, Long.class, ListBlock.class);
+		this.listEnd = caches.getCache(LIST_END, String.class, ListEnd.class);
+		this.blocks = blocks;
 		this.schedules = schedules;
 	}
 
@@ -50,7 +64,8 @@ public class ConcertCaches {
 	void evictChanged(long id) {
 		this.concerts.evict(id);
 		this.schedules.evict(id);
-		this.pages.evictAll();
+		this.list.evict(this.blocks.of(id));
+		this.listEnd.evict(LIST_END_KEY);
 	}
 
 	/**
@@ -62,18 +77,23 @@ public class ConcertCaches {
 	 */
 	public void invalidateChanged(Collection<Long> ids) {
 		Invalidations all = new Invalidations();
+		Set<Long> changedBlocks = new LinkedHashSet<>();
 		for (long id : ids) {
 			all.run(() -> this.concerts.invalidate(id));
 			all.run(() -> this.schedules.invalidate(id));
+			changedBlocks.add(this.blocks.of(id));
+		}
+		for (long block : changedBlocks) {
+			all.run(() -> this.list.invalidate(block));
 		}
 		if (!ids.isEmpty()) {
-			all.run(this.pages::invalidateAll);
+			all.run(() -> this.listEnd.invalidate(LIST_END_KEY));
 		}
 		all.rethrowFirstFailure();
 	}
 
 	/**
-	 * Invalidates every concert, every concert's schedules and every list page now: after a change whose rows
+	 * Invalidates every concert, every concert's schedules and the whole list now: after a change whose rows
 	 * are not known (TRUNCATE, DDL, a lost binlog position) or too many to name one by one.
 	 * @throws InvalidationFailedException if Redis did not take one of the invalidations
 	 */
@@ -81,7 +101,8 @@ public class ConcertCaches {
 		Invalidations all = new Invalidations();
 		all.run(this.concerts::invalidateAll);
 		all.run(this.schedules::invalidateAll);
-		all.run(this.pages::invalidateAll);
+		all.run(this.list::invalidateAll);
+		all.run(this.listEnd::invalidateAll);
 		all.rethrowFirstFailure();
 	}
 

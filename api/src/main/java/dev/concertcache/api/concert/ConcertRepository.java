@@ -31,10 +31,22 @@ class ConcertRepository {
 		return this.jdbc
 			.sql("SELECT id, title, artist, venue, start_date, end_date FROM concert WHERE id > ? ORDER BY id LIMIT ?")
 			.params(afterId, limit)
-			.query((rs, row) -> new ConcertSummary(rs.getLong("id"), rs.getString("title"), rs.getString("artist"),
-					rs.getString("venue"), rs.getObject("start_date", LocalDate.class),
-					rs.getObject("end_date", LocalDate.class)))
+			.query(ConcertRepository::summary)
 			.list();
+	}
+
+	/** The concerts with an id from {@code firstId} to {@code lastId}, by id. */
+	List<ConcertSummary> findRange(long firstId, long lastId) {
+		return this.jdbc
+			.sql("SELECT id, title, artist, venue, start_date, end_date FROM concert WHERE id BETWEEN ? AND ? ORDER BY id")
+			.params(firstId, lastId)
+			.query(ConcertRepository::summary)
+			.list();
+	}
+
+	/** The highest concert id, 0 without concerts. */
+	long lastId() {
+		return this.jdbc.sql("SELECT COALESCE(MAX(id), 0) FROM concert").query(Long.class).single();
 	}
 
 	Optional<Concert> findById(long id) {
@@ -68,6 +80,12 @@ class ConcertRepository {
 	/** Deletes the concert; its schedules go with it (ON DELETE CASCADE). */
 	boolean delete(long id) {
 		return this.jdbc.sql("DELETE FROM concert WHERE id = ?").param(id).update() == 1;
+	}
+
+	private static ConcertSummary summary(ResultSet rs, int row) throws SQLException {
+		return new ConcertSummary(rs.getLong("id"), rs.getString("title"), rs.getString("artist"),
+				rs.getString("venue"), rs.getObject("start_date", LocalDate.class),
+				rs.getObject("end_date", LocalDate.class));
 	}
 
 	private static Concert concert(ResultSet rs, int row) throws SQLException {

@@ -1,13 +1,6 @@
 package dev.concertcache.api.concert;
 
 import java.time.Clock;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-
-import com.github.benmanes.caffeine.cache.Cache;
-import com.github.benmanes.caffeine.cache.Caffeine;
 
 import org.springframework.stereotype.Service;
 import org.springframework.transaction.annotation.Transactional;
@@ -25,12 +18,6 @@ import dev.concertcache.tiered.TieredCacheManager;
 @Service
 class ConcertService {
 
-	/**
-	 * The page sizes kept in the cache, ascending: the default one, which clients and the warm-up use, and the
-	 * largest allowed, which serves every other size.
-	 */
-	static final int[] CACHED_PAGE_SIZES = { ConcertController.DEFAULT_PAGE_SIZE, ConcertController.MAX_PAGE_SIZE };
-
 	private final ConcertRepository repository;
 
 	private final CursorCodec cursors;
@@ -41,59 +28,22 @@ class ConcertService {
 
 	private final TieredCache<Long, Concert> concerts;
 
-	private final TieredCache<PageKey, ConcertPage> pages;
-
-	/**
-	 * The slices of each cached page by size, kept as long as the page (weak keys, by identity): a slice is then
-	 * one value too, serialized and tagged once (ADR 0034), not once per request.
-	 */
-	private final Cache<ConcertPage, Map<Integer, ConcertPage>> slices = Caffeine.newBuilder().weakKeys().build();
+	private final ConcertPages pages;
 
 	ConcertService(ConcertRepository repository, CursorCodec cursors, ConcertCaches changes, Clock clock,
-			TieredCacheManager caches) {
+			TieredCacheManager caches, ConcertPages pages) {
 		this.repository = repository;
 		this.cursors = cursors;
 		this.changes = changes;
 		this.clock = clock;
 		this.concerts = caches.getCache(ConcertCaches.CONCERT, Long.class, Concert.class);
-		this.pages = caches.getCache(ConcertCaches.PAGES, PageKey.class, ConcertPage.class);
+		this.pages = pages;
 	}
 
-	/**
-	 * A list page; the lookup says whether it was served stale (the database failed). Only pages of the
-	 * {@link #CACHED_PAGE_SIZES} are cached; a page of another size is the start of the next larger one, so a
-	 * crawler that varies the size cannot multiply the keys in Redis (issue 14, hole 11).
-	 */
+	/** A list page; the lookup says whether it was served stale (the database failed). */
 	Lookup<ConcertPage> page(String cursor, int size) {
 		long afterId = (cursor != null && !cursor.isEmpty()) ? this.cursors.decode(cursor) : 0;
-		PageKey key = new PageKey(afterId, cachedSize(size));
-		Lookup<ConcertPage> lookup = this.pages.lookup(key, () -> Optional.of(loadPage(key)));
-		if (key.size() == size) {
-			return lookup;
-		}
-		return new Lookup<>(lookup.value().map((page) -> slice(page, size)), lookup.stale(), lookup.source());
-	}
-
-	private static int cachedSize(int size) {
-		for (int cached : CACHED_PAGE_SIZES) {
-			if (size <= cached) {
-				return cached;
-			}
-		}
-		throw new IllegalArgumentException("Page size " + size + " is above " + ConcertController.MAX_PAGE_SIZE);
-	}
-
-	private ConcertPage slice(ConcertPage page, int size) {
-		return this.slices.get(page, (key) -> new ConcurrentHashMap<>()).computeIfAbsent(size, (n) -> start(page, n));
-	}
-
-	/** The first {@code size} items of a longer page: keyset pages of one start share their first items. */
-	private ConcertPage start(ConcertPage page, int size) {
-		if (page.items().size() <= size) {
-			return page;
-		}
-		List<ConcertSummary> items = page.items().subList(0, size);
-		return new ConcertPage(items, this.cursors.encode(items.get(size - 1).id()));
+		return this.pages.page(afterId, size);
 	}
 
 	/**
@@ -134,20 +84,6 @@ class ConcertService {
 			throw new NotFoundException("concert", id);
 		}
 		this.changes.evictChanged(id);
-	}
-
-	private ConcertPage loadPage(PageKey key) {
-		// One row more than the page tells whether a next page exists without a COUNT.
-		List<ConcertSummary> rows = this.repository.findPage(key.afterId(), key.size() + 1);
-		if (rows.size() <= key.size()) {
-			return new ConcertPage(rows, null);
-		}
-		List<ConcertSummary> items = List.copyOf(rows.subList(0, key.size()));
-		return new ConcertPage(items, this.cursors.encode(items.get(items.size() - 1).id()));
-	}
-
-	/** A list page is identified by where it starts and how long it is. */
-	record PageKey(long afterId, int size) {
 	}
 
 }

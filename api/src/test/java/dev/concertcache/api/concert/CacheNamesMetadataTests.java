@@ -34,7 +34,7 @@ class CacheNamesMetadataTests {
 				}
 			}
 		}
-		assertThat(hinted).containsExactlyInAnyOrder(ConcertCaches.CONCERT, ConcertCaches.PAGES,
+		assertThat(hinted).containsExactlyInAnyOrder(ConcertCaches.CONCERT, ConcertCaches.LIST, ConcertCaches.LIST_END,
 				ScheduleCaches.SCHEDULES);
 	}
 

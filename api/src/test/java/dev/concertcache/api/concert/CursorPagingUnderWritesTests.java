@@ -17,7 +17,7 @@ import tools.jackson.databind.JsonNode;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-class CursorPagingUnderWritesTests extends ApiTestSupport {
+public class CursorPagingUnderWritesTests extends ApiTestSupport {
 
 	private static final int CONCERTS = 600;
 
@@ -27,7 +27,7 @@ class CursorPagingUnderWritesTests extends ApiTestSupport {
 	 * seen twice, and the order must hold.
 	 */
 	@Test
-	void pagingNeitherSkipsNorRepeatsWhileConcertsAreAddedAndRemoved() throws Exception {
+	public void pagingNeitherSkipsNorRepeatsWhileConcertsAreAddedAndRemoved() throws Exception {
 		generate(CONCERTS);
 		AtomicBoolean paging = new AtomicBoolean(true);
 		AtomicInteger writes = new AtomicInteger();

@@ -32,6 +32,22 @@ class QueryPlanTests extends ApiTestSupport {
 	}
 
 	@Test
+	void aBlockOfTheCachedListIsARangeScanOfThePrimaryKeyWithoutSorting() {
+		List<Map<String, Object>> plan = explain(
+				"SELECT id, title, artist, venue, start_date, end_date FROM concert WHERE id BETWEEN 1001 AND 1100 ORDER BY id");
+		assertThat(plan).hasSize(1);
+		assertThat(plan.get(0)).containsEntry("type", "range").containsEntry("key", "PRIMARY");
+		assertThat(String.valueOf(plan.get(0).get("Extra"))).doesNotContain("filesort");
+	}
+
+	@Test
+	void theEndOfTheListIsReadFromTheIndexAlone() {
+		List<Map<String, Object>> plan = explain("SELECT COALESCE(MAX(id), 0) FROM concert");
+		assertThat(plan).hasSize(1);
+		assertThat(String.valueOf(plan.get(0).get("Extra"))).contains("Select tables optimized away");
+	}
+
+	@Test
 	void schedulesAreReadThroughTheConcertStartTimeIndexWithoutSorting() {
 		List<Map<String, Object>> plan = explain(
 				"SELECT id, starts_at, total_seats FROM schedule WHERE concert_id = 1500 ORDER BY starts_at, id");

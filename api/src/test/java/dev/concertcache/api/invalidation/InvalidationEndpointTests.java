@@ -80,7 +80,7 @@ class InvalidationEndpointTests extends ApiTestSupport {
 		Response response = write("POST", PATH, "{\"concertIds\":[5,7,5]}");
 		assertThat(response.status()).isEqualTo(200);
 		assertThat(response.json().get("concertIds").toString()).isEqualTo("[5,7]");
-		assertThat(response.json().get("caches").toString()).isEqualTo("[\"concert\",\"schedules\",\"concert-page\"]");
+		assertThat(response.json().get("caches").toString()).isEqualTo("[\"concert\",\"schedules\",\"concert-list\",\"concert-list-end\"]");
 
 		assertThat(get("/api/concerts/5").json().get("title").asString()).isEqualTo("Renamed Elsewhere");
 		assertThat(get("/api/concerts?size=10").body()).contains("Renamed Elsewhere").doesNotContain(title);

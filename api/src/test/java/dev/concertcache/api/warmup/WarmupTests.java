@@ -113,7 +113,7 @@ class WarmupTests extends ApiTestSupport {
 
 	private Map<String, Double> l1Sizes() {
 		Map<String, Double> sizes = new TreeMap<>();
-		for (String cache : new String[] { "concert", "concert-page", "schedules" }) {
+		for (String cache : new String[] { "concert", "concert-list", "concert-list-end", "schedules" }) {
 			sizes.put(cache, this.meters.get("tiered.cache.size").tags("cache", cache, "tier", "l1").gauge().value());
 		}
 		return sizes;

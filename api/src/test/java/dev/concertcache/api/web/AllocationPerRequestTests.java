@@ -40,7 +40,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * L1 TTLs are long here so that every measured read is an L1 hit: the figure is the hit path's, not the revalidation's.
  */
 @ActiveProfiles("cache")
-@TestPropertySource(properties = { "tiered-cache.defaults.l1-ttl=5m", "tiered-cache.caches.concert-page.l1-ttl=1m" })
+@TestPropertySource(properties = "tiered-cache.defaults.l1-ttl=5m")
 class AllocationPerRequestTests extends CachedApiTestSupport {
 
 	private static final int CONCERTS = 1000;
