@@ -1,7 +1,7 @@
 package dev.concertcache.api.concert;
 
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -32,8 +32,11 @@ class BlockedConcertPages implements ConcertPages {
 	 */
 	static final int MAX_BLOCKS_WALKED = 16;
 
-	/** Bounds the pages kept put together; a client that varies sizes and cursors only churns it. */
-	private static final long MAX_ASSEMBLED_PAGES = 10_000;
+	/**
+	 * Bounds the pages kept put together (up to 100 concerts each, shared with their blocks); a client that varies
+	 * sizes and cursors only churns them.
+	 */
+	private static final long MAX_ASSEMBLED_PAGES = 2_000;
 
 	private final TieredCache<Long, ListBlock> blocks;
 
@@ -46,6 +49,8 @@ class BlockedConcertPages implements ConcertPages {
 	private final CursorCodec cursors;
 
 	private final QueriedConcertPages queried;
+
+	private final Supplier<Optional<ListEnd>> endLoader;
 
 	/**
 	 * Each page as last put together, with the block instances it came from: while a walk finds the same instances
@@ -63,12 +68,12 @@ class BlockedConcertPages implements ConcertPages {
 		this.repository = repository;
 		this.cursors = cursors;
 		this.queried = new QueriedConcertPages(repository, cursors);
+		this.endLoader = () -> Optional.of(new ListEnd(repository.lastId()));
 	}
 
 	@Override
 	public Lookup<ConcertPage> page(long afterId, int size) {
-		Lookup<ListEnd> endLookup = this.end.lookup(ConcertCaches.LIST_END_KEY,
-				() -> Optional.of(new ListEnd(this.repository.lastId())));
+		Lookup<ListEnd> endLookup = this.end.lookup(ConcertCaches.LIST_END_KEY, this.endLoader);
 		long lastId = endLookup.value().orElseThrow().lastId();
 		boolean stale = endLookup.stale();
 		Source source = endLookup.source();
@@ -111,8 +116,18 @@ class BlockedConcertPages implements ConcertPages {
 		}
 		String next = more ? this.cursors.encode(items.get(items.size() - 1).id()) : null;
 		ConcertPage page = new ConcertPage(List.copyOf(items), next);
-		this.assembled.put(key, new Assembled(Arrays.copyOf(walked, count), more, page));
+		this.assembled.put(key, new Assembled(references(walked, count), more, page));
 		return page;
+	}
+
+	/** Weak, so that a page kept here does not keep a block L1 has dropped. */
+	@SuppressWarnings("unchecked")
+	private static WeakReference<ListBlock>[] references(ListBlock[] walked, int count) {
+		WeakReference<ListBlock>[] references = new WeakReference[count];
+		for (int i = 0; i < count; i++) {
+			references[i] = new WeakReference<>(walked[i]);
+		}
+		return references;
 	}
 
 	/** How many of the block's concerts come after {@code afterId}. */
@@ -134,14 +149,14 @@ class BlockedConcertPages implements ConcertPages {
 	}
 
 	/** A page and the block instances it was put together from. */
-	private record Assembled(ListBlock[] blocks, boolean more, ConcertPage page) {
+	private record Assembled(WeakReference<ListBlock>[] blocks, boolean more, ConcertPage page) {
 
 		boolean madeFrom(ListBlock[] walked, int count, boolean more) {
 			if (count != this.blocks.length || more != this.more) {
 				return false;
 			}
 			for (int i = 0; i < count; i++) {
-				if (walked[i] != this.blocks[i]) {
+				if (walked[i] != this.blocks[i].get()) {
 					return false;
 				}
 			}
