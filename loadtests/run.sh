@@ -40,7 +40,8 @@ Usage: loadtests/run.sh [options]
   --compare          run the scenario against none, redis-only and cache and print them side by side
   --ceiling          the scenario in rounds, alternating the floor (floor/, a plain Boot app serving the
                      same data from memory, a process of its own) and one API: floor, cache (cold), floor,
-                     then cache (warm), floor --warm-rounds times; each cached round against the floor rounds
+                     then cache (warm), floor --warm-rounds times, every round --duration long ($FLOOR_DURATION
+                     without it); each cached round against the floor rounds
                      beside it, its latency SLO 2x (cold) and 1.25x (warm) the floor's before it, and the
                      median ratio of the warm rounds against issue 15's targets (vus-1000: throughput)
   --warm-rounds N    warm rounds of --ceiling (default 3; 1 with --smoke)
@@ -180,6 +181,8 @@ source "$ROOT/loadtests/lib/python-env.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
 ! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
 ! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
+# The floor's rounds and the cache's must be equally long: a p99 over 60 s is not one over 30 s.
+! { $CEILING && [[ -z $DURATION ]] && ! $SMOKE; } || DURATION=$FLOOR_DURATION
 ! { $CAPTURE_COMPARE && { $COMPARE || $CEILING || $FRESHNESS || [[ -n $DB_OUTAGE ]]; }; } ||
   die "--capture-compare goes without --compare, --ceiling, --freshness and --db-outage"
 ! { $CAPTURE_COMPARE && [[ $PROFILE != cache ]]; } || die "--capture-compare runs the cache profile only"
