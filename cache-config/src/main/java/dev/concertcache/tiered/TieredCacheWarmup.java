@@ -20,6 +20,10 @@ public interface TieredCacheWarmup extends AutoCloseable {
 		}
 
 		@Override
+		public void cool(boolean redisToo) {
+		}
+
+		@Override
 		public void close() {
 		}
 
@@ -29,6 +33,13 @@ public interface TieredCacheWarmup extends AutoCloseable {
 	 * Routes this thread's cache reads and evictions to the twins until the returned scope is closed.
 	 */
 	Scope enter();
+
+	/**
+	 * Makes the twins cold again: their L1 only, so that the next reads are Redis hits, or with {@code redisToo}
+	 * their Redis keys as well, so that the next reads are loads. A cold instance keeps taking those paths in its
+	 * first minutes; a warm-up whose twins stayed warm would leave them to be compiled on real traffic (ADR 0202).
+	 */
+	void cool(boolean redisToo);
 
 	/** Ends the warm-up: drops the twins and deletes what they stored in Redis. */
 	@Override

@@ -2,6 +2,7 @@ package dev.concertcache.tiered;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiFunction;
 
@@ -53,17 +54,40 @@ final class Warmups {
 		if (warmup == null || warmup != this.open.get()) {
 			return null;
 		}
-		return (TieredCache<K, V>) warmup.twins.computeIfAbsent(name,
-				(key) -> factory.apply(warmup.redis, warmup.metrics));
+		RedisTier redis = warmup.redis;
+		return (TieredCache<K, V>) warmup.twins.computeIfAbsent(name, (key) -> factory.apply(redis, warmup.metrics));
 	}
 
 	private final class Warmup implements TieredCacheWarmup {
 
 		private final TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
 
-		private final RedisTier redis = Warmups.this.redis.child("warmup:" + Warmups.this.instanceId, this.metrics);
+		/** Every key of the warm-up is under this prefix, deleted on close. */
+		private final RedisTier base = Warmups.this.redis.child("warmup:" + Warmups.this.instanceId, this.metrics);
 
-		private final ConcurrentMap<String, TieredCache<?, ?>> twins = new ConcurrentHashMap<>();
+		private final AtomicLong rounds = new AtomicLong();
+
+		/** The keys of the twins since the last {@link #cool(boolean) cool(true)}. */
+		private volatile RedisTier redis = this.base.child("0", this.metrics);
+
+		private volatile ConcurrentMap<String, TieredCache<?, ?>> twins = new ConcurrentHashMap<>();
+
+		@Override
+		public synchronized void cool(boolean redisToo) {
+			RedisTier previous = this.redis;
+			if (redisToo) {
+				this.redis = this.base.child(String.valueOf(this.rounds.incrementAndGet()), this.metrics);
+			}
+			this.twins = new ConcurrentHashMap<>();
+			if (redisToo) {
+				try {
+					previous.deleteAll();
+				}
+				catch (RuntimeException ex) {
+					logger.debug("Could not delete a warm-up round's Redis keys; they go on close or by their TTL", ex);
+				}
+			}
+		}
 
 		@Override
 		public Scope enter() {
@@ -86,7 +110,7 @@ final class Warmups {
 			}
 			this.twins.clear();
 			try {
-				long deleted = this.redis.deleteAll();
+				long deleted = this.base.deleteAll();
 				logger.debug("Warm-up over; deleted its " + deleted + " Redis keys");
 			}
 			catch (RuntimeException ex) {

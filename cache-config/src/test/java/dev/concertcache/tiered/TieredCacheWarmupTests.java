@@ -83,6 +83,49 @@ class TieredCacheWarmupTests {
 	}
 
 	@Test
+	void aWarmupCooledInL1ReadsItsTwinsFromRedisAgain() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+		try (TieredCacheWarmup warmup = instance.manager.openWarmup();
+				TieredCacheWarmup.Scope scope = warmup.enter()) {
+			cache.get(1L, loader.returning(new Item(1, "first")));
+			warmup.cool(false);
+			// Redis keeps the twin's value: read from there, not loaded.
+			assertThat(cache.get(1L, loader.returning(new Item(1, "second")))).contains(new Item(1, "first"));
+			assertThat(loader.calls()).isEqualTo(1);
+			warmup.cool(false);
+			instance.redis.delete(keys(instance));
+			// Nothing left in either tier: L1 was dropped, not kept.
+			assertThat(cache.get(1L, loader.returning(new Item(1, "third")))).contains(new Item(1, "third"));
+		}
+		assertThat(loader.calls()).isEqualTo(2);
+	}
+
+	@Test
+	void aWarmupCooledInBothTiersLoadsAgainAndDeletesTheKeysItLeft() {
+		CacheInstance instance = instance();
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CountingLoader loader = new CountingLoader();
+		cache.get(1L, loader.returning(new Item(1, "real")));
+		Set<String> before = keys(instance);
+		try (TieredCacheWarmup warmup = instance.manager.openWarmup();
+				TieredCacheWarmup.Scope scope = warmup.enter()) {
+			for (long id = 1; id <= 20; id++) {
+				cache.get(id, loader.returning(new Item(id, "first")));
+			}
+			Set<String> firstRound = keys(instance);
+			firstRound.removeAll(before);
+			warmup.cool(true);
+			assertThat(keys(instance)).as("the first round's keys").doesNotContainAnyElementsOf(firstRound);
+			assertThat(cache.get(1L, loader.returning(new Item(1, "second")))).contains(new Item(1, "second"));
+		}
+		assertThat(loader.calls()).isEqualTo(22);
+		assertThat(keys(instance)).isEqualTo(before);
+		assertThat(cache.get(1L, loader.returning(new Item(1, "other")))).contains(new Item(1, "real"));
+	}
+
+	@Test
 	void readsOnOtherThreadsDuringAWarmupUseTheRealCache() throws Exception {
 		CacheInstance instance = instance();
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);

@@ -61,6 +61,16 @@ class WarmupRunner implements ApplicationRunner {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
+	/**
+	 * How often the warm-up drops what its twin caches hold in L1, so that reads go to Redis again; every
+	 * {@link #REDIS_COOLING_EVERY}th time their Redis keys too, so that reads load again. A cold instance takes those
+	 * paths for minutes; a warm-up whose twins stayed warm after its first seconds left them to the JIT on real
+	 * traffic (ADR 0202: 808 C2 compilations in the first 30 s after readiness).
+	 */
+	private static final Duration COOLING_INTERVAL = Duration.ofSeconds(2);
+
+	private static final int REDIS_COOLING_EVERY = 5;
+
 	/** Tomcat's request threads when {@code server.tomcat.threads.max} is not set (Spring Boot's default). */
 	private static final int DEFAULT_SERVER_THREADS = 200;
 
@@ -106,7 +116,7 @@ class WarmupRunner implements ApplicationRunner {
 		try (TieredCacheWarmup warmup = this.caches.openWarmup()) {
 			this.filter.begin(warmup);
 			try {
-				this.result = new Journeys(http).run(started + duration.toNanos());
+				this.result = new Journeys(http, warmup).run(started + duration.toNanos());
 			}
 			finally {
 				this.filter.end();
@@ -196,6 +206,12 @@ class WarmupRunner implements ApplicationRunner {
 
 		private final RestClient http;
 
+		private final TieredCacheWarmup warmup;
+
+		private final AtomicLong nextCooling = new AtomicLong(System.nanoTime() + COOLING_INTERVAL.toNanos());
+
+		private final AtomicInteger coolings = new AtomicInteger();
+
 		private volatile boolean stopped;
 
 		private final List<String> cursors = new ArrayList<>();
@@ -210,8 +226,9 @@ class WarmupRunner implements ApplicationRunner {
 
 		private final AtomicLong nextSlot = new AtomicLong(System.nanoTime());
 
-		Journeys(RestClient http) {
+		Journeys(RestClient http, TieredCacheWarmup warmup) {
 			this.http = http;
+			this.warmup = warmup;
 			int rate = WarmupRunner.this.settings.getMaxRate();
 			this.nanosPerRequest = (rate > 0) ? TimeUnit.SECONDS.toNanos(1) / rate : 0;
 		}
@@ -278,9 +295,19 @@ class WarmupRunner implements ApplicationRunner {
 			}
 		}
 
+		/** One thread at a time, every {@link #COOLING_INTERVAL}. */
+		private void coolWhenDue() {
+			long due = this.nextCooling.get();
+			long now = System.nanoTime();
+			if (now - due >= 0 && this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
+				this.warmup.cool(this.coolings.incrementAndGet() % REDIS_COOLING_EVERY == 0);
+			}
+		}
+
 		private void loop() {
 			ThreadLocalRandom random = ThreadLocalRandom.current();
 			for (long n = 0; !this.stopped; n++) {
+				coolWhenDue();
 				if (this.cursors.isEmpty()) {
 					page(null, null);
 					get(null, "/api/concerts/{id}", 0);
