@@ -55,12 +55,14 @@ final class Warmups {
 			return null;
 		}
 		RedisTier redis = warmup.redis;
-		return (TieredCache<K, V>) warmup.twins.computeIfAbsent(name, (key) -> factory.apply(redis, warmup.metrics));
+		TieredCacheMetrics metrics = warmup.metrics;
+		return (TieredCache<K, V>) warmup.twins.computeIfAbsent(name, (key) -> factory.apply(redis, metrics));
 	}
 
 	private final class Warmup implements TieredCacheWarmup {
 
-		private final TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
+		/** Meters nobody reads; new with each set of twins, which register theirs again. */
+		private volatile TieredCacheMetrics metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
 
 		/** Every key of the warm-up is under this prefix, deleted on close. */
 		private final RedisTier base = Warmups.this.redis.child("warmup:" + Warmups.this.instanceId, this.metrics);
@@ -75,6 +77,7 @@ final class Warmups {
 		@Override
 		public synchronized void cool(boolean redisToo) {
 			RedisTier previous = this.redis;
+			this.metrics = new TieredCacheMetrics(new SimpleMeterRegistry());
 			if (redisToo) {
 				this.redis = this.base.child(String.valueOf(this.rounds.incrementAndGet()), this.metrics);
 			}
