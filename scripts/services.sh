@@ -150,6 +150,24 @@ start_redis_cluster() {
   }
 }
 
+# redis_cluster_fault_primary stream|other: the port of the primary that holds the invalidation stream, or of
+# another primary.
+redis_cluster_fault_primary() {
+  local stream port
+  stream=$(redis_cluster_stream_primary)
+  if [[ $1 == stream ]]; then
+    echo "$stream"
+    return
+  fi
+  for port in $REDIS_CLUSTER_PORTS; do
+    if [[ $port != "$stream" ]] && redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^role:master'; then
+      echo "$port"
+      return
+    fi
+  done
+  echo "$stream"
+}
+
 # redis_cluster_stream_primary: the port of the primary that holds the invalidation stream (the node whose loss
 # tests a failover of the cache's invalidations), or of the first primary if no node holds a stream yet.
 redis_cluster_stream_primary() {

@@ -361,6 +361,7 @@ fleet_run() {
 scenario=$SCENARIO
 profile=${FLEET_LABEL:-$PROFILE}
 fault=${FAULT:-none}
+fault_primary=$([[ ${FAULT:-none} == primary-kill ]] && echo "$FAULT_PRIMARY" || echo none)
 window_seconds=$([[ ${FAULT:-none} == primary-kill ]] && echo "$FLEET_FAULT_WINDOW_SECONDS" || echo 0)
 settle_seconds=$FLEET_FAULT_SETTLE_SECONDS
 writes=${WRITES:-0}
@@ -415,8 +416,8 @@ _fleet_load_seconds() {
 }
 
 # _fleet_primary_kill RUN_DIR: in this shell (the restarted node is tracked with the others), while k6 runs in the
-# background: waits for the load's first iteration (k6's REST API), kills the primary holding the invalidation
-# stream halfway through the load, notes when the cluster is ok again (a replica promoted) and starts the node again
+# background: waits for the load's first iteration (k6's REST API), kills the primary FAULT_PRIMARY names (run.sh)
+# halfway through the load, notes when the cluster is ok again (a replica promoted) and starts the node again
 # FLEET_FAULT_RESTART_SECONDS later. Every step in RUN_DIR/fault.log as "epoch event" (lib/fleet.py failover).
 _fleet_primary_kill() {
   local dir=$1 log=$1/fault.log deadline primary half
@@ -432,7 +433,7 @@ _fleet_primary_kill() {
   echo "$(date +%s.%N) load-started" >>"$log"
   half=$(($(_fleet_load_seconds) / 2))
   sleep "$half"
-  primary=$(redis_cluster_stream_primary)
+  primary=$(redis_cluster_fault_primary "$FAULT_PRIMARY")
   # Which node does what: commands per node so far, for the report.
   for port in $REDIS_CLUSTER_PORTS; do
     echo "$(date +%s.%N) node $port $(redis-cli -p "$port" INFO 2>/dev/null | tr -d '\r' |

@@ -126,7 +126,7 @@ freshness_run() {
     _freshness_started "$dir"
     sleep "$((FRESHNESS_SECONDS / 2))"
     local primary
-    primary=$(redis_cluster_stream_primary)
+    primary=$(redis_cluster_fault_primary "$FAULT_PRIMARY")
     redis_cluster_kill "$primary"
     echo "$(date +%s.%N) primary 127.0.0.1:$primary killed (SIGKILL)" >>"$dir/fault.log"
     redis_cluster_await_ok 30 && echo "$(date +%s.%N) cluster ok again: a replica took over" >>"$dir/fault.log"

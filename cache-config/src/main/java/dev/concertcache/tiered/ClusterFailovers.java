@@ -1,8 +1,8 @@
 package dev.concertcache.tiered;
 
+import java.util.BitSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.LongConsumer;
 
 import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -17,7 +17,8 @@ import reactor.core.Disposable;
 
 /**
  * Watches the topology of a Redis Cluster, as Lettuce refreshes it (periodic and adaptive refresh, ADR 0035), and
- * reports every change of the primary serving any slot with the cluster's highest config epoch after it.
+ * reports every change of the primary serving any slot, with a config epoch of the new topology and the slots whose
+ * primary changed.
  * <p>
  * Replication is asynchronous: the replica promoted when a primary dies may lack the primary's last writes,
  * tombstones and generation moves included. Every cache uses every slot (values are spread by their hash tags), so
@@ -30,7 +31,7 @@ final class ClusterFailovers {
 
 	private final RedisClusterClient client;
 
-	private final LongConsumer failover;
+	private final Listener failover;
 
 	private volatile Disposable subscription;
 
@@ -40,10 +41,10 @@ final class ClusterFailovers {
 	private volatile String @Nullable [] known;
 
 	/**
-	 * @param failover called with a config epoch of the new topology, on Lettuce's refresh or event thread, maybe
-	 * more than once per failover: it must not block
+	 * @param failover called on Lettuce's refresh or event thread, maybe more than once per failover: it must not
+	 * block
 	 */
-	ClusterFailovers(RedisClusterClient client, LongConsumer failover) {
+	ClusterFailovers(RedisClusterClient client, Listener failover) {
 		this.client = client;
 		this.failover = failover;
 	}
@@ -95,11 +96,14 @@ final class ClusterFailovers {
 	private boolean beforeRouting(RedisClusterNode node) {
 		String[] known = this.known;
 		if (known != null && (node.is(NodeFlag.UPSTREAM) || node.is(NodeFlag.MASTER))) {
+			BitSet moved = new BitSet(SlotHash.SLOT_COUNT);
 			for (int slot : node.getSlots()) {
 				if (known[slot] != null && !known[slot].equals(node.getNodeId())) {
-					this.failover.accept(node.getConfigEpoch());
-					break;
+					moved.set(slot);
 				}
+			}
+			if (!moved.isEmpty()) {
+				this.failover.primariesChanged(node.getConfigEpoch(), moved);
 			}
 		}
 		return true;
@@ -107,25 +111,26 @@ final class ClusterFailovers {
 
 	void onTopologyChange(ClusterTopologyChangedEvent event) {
 		this.known = primaries(event.after());
-		boolean changed = primariesChanged(event.before(), event.after());
+		BitSet moved = movedSlots(event.before(), event.after());
 		if (logger.isDebugEnabled()) {
-			logger.debug("Cluster topology changed; primaries " + (changed ? "changed" : "unchanged"));
+			logger.debug("Cluster topology changed; primaries of " + moved.cardinality() + " slots changed");
 		}
-		if (changed) {
-			this.failover.accept(highestConfigEpoch(event.after()));
+		if (!moved.isEmpty()) {
+			this.failover.primariesChanged(highestConfigEpoch(event.after()), moved);
 		}
 	}
 
-	/** Whether a slot that had a primary before has another one (or none) after; the first topology is not. */
-	static boolean primariesChanged(List<RedisClusterNode> before, List<RedisClusterNode> after) {
+	/** The slots that had a primary before and have another one (or none) after; none in the first topology. */
+	static BitSet movedSlots(List<RedisClusterNode> before, List<RedisClusterNode> after) {
 		String[] previous = primaries(before);
 		String[] current = primaries(after);
+		BitSet moved = new BitSet(SlotHash.SLOT_COUNT);
 		for (int slot = 0; slot < SlotHash.SLOT_COUNT; slot++) {
 			if (previous[slot] != null && !previous[slot].equals(current[slot])) {
-				return true;
+				moved.set(slot);
 			}
 		}
-		return false;
+		return moved;
 	}
 
 	/**
@@ -146,6 +151,18 @@ final class ClusterFailovers {
 
 	static long highestConfigEpoch(List<RedisClusterNode> nodes) {
 		return nodes.stream().mapToLong(RedisClusterNode::getConfigEpoch).max().orElse(0);
+	}
+
+	/** Told of primaries that changed. */
+	@FunctionalInterface
+	interface Listener {
+
+		/**
+		 * @param epoch a config epoch of the topology that changed them (higher for a later failover)
+		 * @param slots the slots whose primary changed
+		 */
+		void primariesChanged(long epoch, BitSet slots);
+
 	}
 
 }

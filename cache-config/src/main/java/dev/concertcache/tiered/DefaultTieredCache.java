@@ -136,8 +136,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	@Override
 	public void invalidate(K key) {
+		String encoded = this.keys.encode(key);
 		try {
-			evictInRedis(this.keys.encode(key), NOTHING);
+			// Pending as evict's would be: this instance must not read Redis' old value back until it lands.
+			evictInRedis(encoded, () -> this.pending.add(this.name, encoded));
 		}
 		catch (UnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex);
@@ -147,7 +149,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	@Override
 	public void invalidateAll() {
 		try {
-			evictAllInRedis(NOTHING);
+			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 		}
 		catch (UnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex);
@@ -287,9 +289,18 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		return true;
 	}
 
-	/** Applies this instance's own evict-all, heard back from the stream. */
+	/**
+	 * Moves to a newer generation, L1 kept: this instance's own evict-all heard back from the stream (L1 was cleared
+	 * when it was made), or its own move after a failover, which makes stale what Redis holds, not L1 (ADR 0035).
+	 */
 	void advanceGeneration(long next) {
 		this.generations.advance(next);
+	}
+
+	/** Applies another instance's move after a failover: what Redis holds is stale, not L1 (ADR 0035). */
+	void onGenerationMoved(long generation) {
+		this.metrics.received.increment();
+		this.generations.advance(generation);
 	}
 
 	/** Forgets everything this instance knows, after invalidations may have been lost. */

@@ -34,6 +34,7 @@ import io.github.resilience4j.micrometer.tagged.TaggedBulkheadMetrics;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
@@ -400,7 +401,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		Duration lockTtl = this.redisSettings.lockTtl();
 		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
 				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark,
-						this.refresher)
+						this.pending, this.refresher)
 				: LocalTier.inFlightOnly(name, lockTtl, forCache);
 		Generations generations = new Generations(name, redis, this.clock, this.watermark,
 				() -> local.invalidateAll("generation"));
@@ -502,12 +503,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				return thread;
 			});
 			this.failoverMoves = moves;
-			this.failovers = new ClusterFailovers(cluster, (epoch) -> {
+			int streamSlot = SlotHash.getSlot(this.redis.stream());
+			this.failovers = new ClusterFailovers(cluster, (epoch, slots) -> {
 				long seen = this.server.disconnected();
+				boolean streamMoved = slots.get(streamSlot);
 				moves.execute(() -> {
 					try {
 						this.beforeFailoverMove.run();
-						afterFailover(epoch);
+						afterFailover(epoch, streamMoved);
 					}
 					finally {
 						// A cache whose move failed is pending: its reads skip Redis on their own.
@@ -630,7 +633,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		if (sent != null) {
 			this.metrics.lag(this.clock.millis() - Long.parseLong(sent));
 		}
-		if (cache != null && key != null) {
+		if (cache != null && PendingEvictions.ALL.equals(key)
+				&& RedisTier.REDIS_ONLY.equals(message.get(RedisTier.SCOPE))) {
+			cache.onGenerationMoved(generation);
+		}
+		else if (cache != null && key != null) {
 			cache.onInvalidation(key, generation);
 		}
 	}
@@ -643,18 +650,25 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/**
 	 * After a primary of the cluster changed (config epoch {@code epoch}): the promoted replica may lack the last
-	 * tombstones and generation moves of the old one, so no value written before is read again. Every cache moves
-	 * to a new generation (once per epoch across the fleet: the first instance moves it and announces it, the
-	 * others adopt it) and clears its L1. A cache whose move Redis does not take yet is queued as an evict-all:
-	 * until it lands, this instance reads that cache from the loader, not from Redis (ADR 0035).
+	 * tombstones and generation moves of the old one, so no value written before is read from Redis again. Every
+	 * cache moves to a new generation (once per epoch across the fleet: the first instance moves it and announces
+	 * it, the others adopt it). L1 stays unless the stream's own slot moved ({@code streamMoved}): every
+	 * invalidation announced before the failover reached L1 through the stream (an eviction whose tombstone did not
+	 * land is announced as such and kept pending by every instance), but a promoted replica of the stream's node may
+	 * lack its last announcements (ADR 0035, revision 5). A cache whose move Redis does not take yet is queued as an
+	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
 	 */
-	void afterFailover(long epoch) {
+	void afterFailover(long epoch, boolean streamMoved) {
+		if (streamMoved) {
+			// Whatever the epoch: two failovers at once may be reported once, under the higher epoch.
+			flush("the invalidation stream's slot has another primary, which may lack its last announcements");
+		}
 		if (this.failoverEpoch.getAndAccumulate(epoch, Math::max) >= epoch) {
 			return;
 		}
 		logger.warn("Redis Cluster failed over (config epoch " + epoch + "): moving every cache to a new generation");
 		moveEveryGeneration((cache) -> this.redis.evictAllAfterFailover(cache, epoch, this.instanceId,
-				this.clock.millis()));
+				this.clock.millis()), false);
 	}
 
 	/**
@@ -667,21 +681,26 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		flush("another Redis server (run_id " + runId + ")");
 		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
 		moveEveryGeneration((cache) -> this.redis.evictAllForNewPrimary(cache, runId, this.instanceId,
-				this.clock.millis()));
+				this.clock.millis()), true);
 	}
 
 	/**
 	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
-	 * instance for the same failover) and clears its L1; a cache whose move Redis does not take is queued as an
-	 * evict-all.
+	 * instance for the same failover), clearing its L1 if {@code clearL1}; a cache whose move Redis does not take
+	 * is queued as an evict-all (and its L1 cleared).
 	 */
-	private void moveEveryGeneration(ToLongFunction<String> move) {
+	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
 		this.redis.forgetRegistrations();
 		for (Registered<?, ?> registered : this.caches.values()) {
 			DefaultTieredCache<?, ?> cache = registered.core();
 			try {
 				long generation = move.applyAsLong(cache.name());
-				cache.onInvalidation(PendingEvictions.ALL, generation);
+				if (clearL1) {
+					cache.onInvalidation(PendingEvictions.ALL, generation);
+				}
+				else {
+					cache.advanceGeneration(generation);
+				}
 			}
 			catch (RuntimeException ex) {
 				this.pending.add(cache.name(), PendingEvictions.ALL);

@@ -61,6 +61,14 @@ final class PendingEvictions {
 		return this.evictions.containsKey(new Eviction(cache, key)) || this.evictions.containsKey(new Eviction(cache, ALL));
 	}
 
+	/**
+	 * Whether an eviction of {@code key} of {@code cache} itself is pending (not one of the whole cache, nor the
+	 * overflow's): a later write of that key may not be announced until it lands.
+	 */
+	boolean coversKey(String cache, String key) {
+		return !this.evictions.isEmpty() && this.evictions.containsKey(new Eviction(cache, key));
+	}
+
 	/** Whether evictions were dropped, so that every cache has to be evicted as a whole. */
 	boolean overflowed() {
 		return this.overflowed;

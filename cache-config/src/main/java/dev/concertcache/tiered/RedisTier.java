@@ -15,6 +15,8 @@ import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.lettuce.core.RedisCommandExecutionException;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -95,13 +97,31 @@ final class RedisTier {
 			return #KEYS
 			""", Long.class);
 
-	/** Numbers an invalidation message and appends it to the stream (the counter shares the stream's slot). */
+	/**
+	 * Numbers an invalidation message and appends it to the stream (the counter shares the stream's slot); with a
+	 * seventh argument, its {@value #SCOPE} field.
+	 */
 	private static final RedisScript<Long> ANNOUNCE = RedisScript.of("""
 			local seq = redis.call('INCR', KEYS[2])
-			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'cache', ARGV[2], 'key', ARGV[3], 'gen', ARGV[4],
-			  'seq', seq, 'origin', ARGV[5], 'sent', ARGV[6])
+			local fields = {'cache', ARGV[2], 'key', ARGV[3], 'gen', ARGV[4], 'seq', seq, 'origin', ARGV[5],
+			  'sent', ARGV[6]}
+			if ARGV[7] then
+			  table.insert(fields, 'scope')
+			  table.insert(fields, ARGV[7])
+			end
+			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(fields))
 			return seq
 			""", Long.class);
+
+	/**
+	 * The field of an invalidation message that narrows what it makes stale; without it, everything its key names in
+	 * both tiers. Instances of a version that does not know it clear L1 as for any evict-all: more than needed,
+	 * never less.
+	 */
+	static final String SCOPE = "scope";
+
+	/** {@value #SCOPE} of a generation move that makes stale what Redis holds, not L1 (a failover, ADR 0035). */
+	static final String REDIS_ONLY = "redis";
 
 	/**
 	 * Reads the generation, starting one at the caller's clock (ms) if there is none: a counter lost to a restart
@@ -457,7 +477,8 @@ final class RedisTier {
 	 * per epoch whichever instance asks first; announces it if this call moved it. Returns the generation.
 	 */
 	long evictAllAfterFailover(String cache, long epoch, String origin, long now) {
-		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), origin, now);
+		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), origin, now,
+				REDIS_ONLY);
 	}
 
 	/**
@@ -467,25 +488,33 @@ final class RedisTier {
 	 */
 	long evictAllForNewPrimary(String cache, String runId, String origin, long now) {
 		return moveOnce(cache, GENERATION_FOR_NEW_PRIMARY, primaryKey(cache, runId),
-				String.valueOf(PRIMARY_MARKER_TTL.toMillis()), origin, now);
+				String.valueOf(PRIMARY_MARKER_TTL.toMillis()), origin, now, null);
 	}
 
 	private long moveOnce(String cache, RedisScript<Long> script, String marker, String argument, String origin,
-			long now) {
+			long now, @Nullable String scope) {
 		Long result = callPastTheBreaker(cache, "evict", () -> this.redis.execute(script,
 				List.of(generationKey(cache), marker), String.valueOf(now), argument));
 		if (result < 0) {
-			announce(cache, PendingEvictions.ALL, -result, origin, now);
+			announce(cache, PendingEvictions.ALL, -result, origin, now, scope);
 			return -result;
 		}
 		return result;
 	}
 
 	private void announce(String cache, String key, long generation, String origin, long sentAt) {
-		callPastTheBreaker(cache, "evict",
-				() -> this.redis.execute(ANNOUNCE, List.of(this.stream, this.streamSequence),
-						String.valueOf(this.streamMaxLength), cache, key, String.valueOf(generation), origin,
-						String.valueOf(sentAt)));
+		announce(cache, key, generation, origin, sentAt, null);
+	}
+
+	private void announce(String cache, String key, long generation, String origin, long sentAt,
+			@Nullable String scope) {
+		List<String> arguments = new ArrayList<>(List.of(String.valueOf(this.streamMaxLength), cache, key,
+				String.valueOf(generation), origin, String.valueOf(sentAt)));
+		if (scope != null) {
+			arguments.add(scope);
+		}
+		callPastTheBreaker(cache, "evict", () -> this.redis.execute(ANNOUNCE,
+				List.of(this.stream, this.streamSequence), arguments.toArray()));
 	}
 
 	private <T> T call(String cache, String operation, Supplier<T> command) {

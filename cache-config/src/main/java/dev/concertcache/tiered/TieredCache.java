@@ -46,7 +46,9 @@ public interface TieredCache<K, V> {
 	/**
 	 * Removes {@code key} from every tier of every instance now, whatever transaction is active, or throws. For
 	 * callers that replay invalidations from a durable record (the database's binary log, an invalidation request)
-	 * and must not move past one that did not reach Redis: unlike {@link #evict}, nothing is queued in memory.
+	 * and must not move past one that did not reach Redis: the caller's replay is the retry that counts. One that
+	 * did not reach Redis is pending here as {@link #evict}'s would be, so that this instance reads the key from
+	 * the loader, not Redis' old value, until it lands.
 	 * @throws InvalidationFailedException if Redis did not take the invalidation (this instance's L1 is cleared
 	 * all the same)
 	 */
