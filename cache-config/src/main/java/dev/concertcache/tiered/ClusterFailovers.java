@@ -96,13 +96,14 @@ final class ClusterFailovers {
 	private boolean beforeRouting(RedisClusterNode node) {
 		String[] known = this.known;
 		if (known != null && (node.is(NodeFlag.UPSTREAM) || node.is(NodeFlag.MASTER))) {
-			BitSet moved = new BitSet(SlotHash.SLOT_COUNT);
+			BitSet moved = null;
 			for (int slot : node.getSlots()) {
 				if (known[slot] != null && !known[slot].equals(node.getNodeId())) {
+					moved = (moved != null) ? moved : new BitSet(SlotHash.SLOT_COUNT);
 					moved.set(slot);
 				}
 			}
-			if (!moved.isEmpty()) {
+			if (moved != null) {
 				this.failover.primariesChanged(node.getConfigEpoch(), moved);
 			}
 		}

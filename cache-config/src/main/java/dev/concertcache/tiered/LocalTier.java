@@ -34,7 +34,7 @@ import dev.concertcache.tiered.TieredCache.Lookup;
  */
 abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFlightOnly {
 
-	private final String cache;
+	final String cache;
 
 	private final Duration lockTtl;
 
@@ -195,8 +195,6 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 		private final PendingEvictions pending;
 
-		private final String cache;
-
 		private final Executor refresher;
 
 		private InCaffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics, long maximumSize,
@@ -205,7 +203,6 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 			this.ticker = ticker;
 			this.watermark = watermark;
 			this.pending = pending;
-			this.cache = cache;
 			this.refresher = refresher;
 			this.l1 = Caffeine.newBuilder()
 				.maximumSize(maximumSize)
