@@ -87,7 +87,7 @@ Usage: loadtests/run.sh [options]
   -h, --help
 
 Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
-for the API), FLOOR_JAR, FLOOR_JAVA_OPTS (the same for the floor), FLOOR_DURATION (30s), FLOOR_WARMUP (10s), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), FAULT_PRIMARY (stream, the primary of the invalidation stream, or other: which one --fault primary-kill kills), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
+for the API), FLOOR_JAR, FLOOR_JAVA_OPTS (the same for the floor), FLOOR_DURATION (30s), FLOOR_WARMUP (10s), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), FAULT_PRIMARY (stream, the primary of the invalidation stream, other, or capture, the primary of the change capture's lease: which one --fault primary-kill kills), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
 Prometheus remote-write URL, for the Grafana dashboards in ops/).
 
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
@@ -120,7 +120,7 @@ FAULT=none
 # the last announcements, so every instance flushes L1: the worst case), or "other", one without it (the
 # generations move, L1 stays; ADR 0035, revision 5).
 FAULT_PRIMARY=${FAULT_PRIMARY:-stream}
-[[ $FAULT_PRIMARY == stream || $FAULT_PRIMARY == other ]] || { echo "FAULT_PRIMARY is stream or other" >&2; exit 2; }
+[[ $FAULT_PRIMARY =~ ^(stream|other|capture)$ ]] || { echo "FAULT_PRIMARY is stream, other or capture" >&2; exit 2; }
 INSTANCES=""
 REDIS_MODE=""
 TOPOLOGY_COMPARE=false

@@ -150,14 +150,23 @@ start_redis_cluster() {
   }
 }
 
-# redis_cluster_fault_primary stream|other: the port of the primary that holds the invalidation stream, or of
-# another primary.
+# redis_cluster_fault_primary stream|other|capture: the port of the primary that holds the invalidation stream,
+# of another primary, or of the primary that holds the change capture's lease (another if none holds it yet).
 redis_cluster_fault_primary() {
   local stream port
   stream=$(redis_cluster_stream_primary)
   if [[ $1 == stream ]]; then
     echo "$stream"
     return
+  fi
+  if [[ $1 == capture ]]; then
+    for port in $REDIS_CLUSTER_PORTS; do
+      redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^role:master' || continue
+      if [[ -n $(redis-cli -p "$port" --scan --pattern '{*:capture}:leader' 2>/dev/null) ]]; then
+        echo "$port"
+        return
+      fi
+    done
   fi
   for port in $REDIS_CLUSTER_PORTS; do
     if [[ $port != "$stream" ]] && redis-cli -p "$port" INFO replication 2>/dev/null | grep -q '^role:master'; then

@@ -79,6 +79,9 @@ class BinlogCapture implements SmartLifecycle {
 
 	private volatile long leaseDeadline;
 
+	/** Whether the lease's TTL passed without a renewal Redis confirmed, while this instance reads on. */
+	private volatile boolean leaseUnconfirmed;
+
 	private volatile BinaryLogClient client;
 
 	private CountDownLatch stopped = new CountDownLatch(1);
@@ -321,7 +324,7 @@ class BinlogCapture implements SmartLifecycle {
 	}
 
 	private boolean takeLease() {
-		if (!this.lease.acquire()) {
+		if (!this.lease.hold()) {
 			return false;
 		}
 		this.leaseDeadline = System.nanoTime() + this.lease.ttl().toNanos();
@@ -331,25 +334,42 @@ class BinlogCapture implements SmartLifecycle {
 		return true;
 	}
 
+	/**
+	 * Keeps the lease while reading. Only another instance holding it ends the reading: when Redis cannot be
+	 * reached (the lease's node down until its replica is promoted, a partition), the reader reads on, past the
+	 * lease's TTL. Stopping would stop this instance's own L1 evictions and every invalidation that could still
+	 * land, and resume only after a backoff and a replay (SQL lag near 1 s measured in a failover); a second
+	 * reader, if another instance takes the lease meanwhile, only repeats idempotent invalidations, and the
+	 * position is stored by the holder alone.
+	 */
 	private void renewLease() {
 		if (!this.leader) {
 			return;
 		}
 		try {
-			if (this.lease.renew()) {
+			if (this.lease.hold()) {
 				this.leaseDeadline = System.nanoTime() + this.lease.ttl().toNanos();
+				if (this.leaseUnconfirmed) {
+					this.leaseUnconfirmed = false;
+					this.lastProblem = null;
+					logger.info("Capture: the lease is renewed again");
+				}
 				return;
 			}
 			loseLease("another instance holds it");
 		}
 		catch (RuntimeException ex) {
-			if (System.nanoTime() - this.leaseDeadline > 0) {
-				loseLease("it could not be renewed: " + ex.getMessage());
+			if (System.nanoTime() - this.leaseDeadline > 0 && !this.leaseUnconfirmed) {
+				this.leaseUnconfirmed = true;
+				this.lastProblem = "the lease could not be renewed within its TTL (" + ex.getMessage()
+						+ "); reading on until another instance holds it";
+				logger.warn("Capture: " + this.lastProblem);
 			}
 		}
 	}
 
 	private void loseLease(String why) {
+		this.leaseUnconfirmed = false;
 		if (this.leader) {
 			logger.warn("Capture: lost the lease (" + why + "); this instance stops reading the binary log");
 			this.leader = false;
@@ -644,8 +664,7 @@ class BinlogCapture implements SmartLifecycle {
 		 * again), then stores the position once nothing before it is left; what Redis refuses is tried again at the
 		 * next commit or by the retries, every retry interval, on the same binlog connection: a killed Redis
 		 * connection costs one interval, where ending the stream cost a reconnect and a replay (up to 0.9 s
-		 * measured). If the lease is gone (Redis unreachable past its TTL), whoever holds it next replays from the
-		 * stored position.
+		 * measured). If another instance took the lease meanwhile, it replays from the stored position.
 		 */
 		synchronized void land() {
 			if (!this.unlanded.isEmpty()) {

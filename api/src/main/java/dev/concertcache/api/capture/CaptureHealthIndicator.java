@@ -36,10 +36,12 @@ class CaptureHealthIndicator implements HealthIndicator {
 			if (this.capture.lastPosition() != null) {
 				builder.withDetail("position", this.capture.lastPosition().format());
 			}
-			if (this.capture.lastProblem() != null && state != BinlogCapture.State.STREAMING) {
-				builder.withDetail("problem", this.capture.lastProblem())
-					.withDetail("impact", "changes by other applications show when cached entries expire, up to "
-							+ this.capture.stalenessBound());
+			if (this.capture.lastProblem() != null) {
+				builder.withDetail("problem", this.capture.lastProblem());
+				if (state != BinlogCapture.State.STREAMING) {
+					builder.withDetail("impact", "changes by other applications show when cached entries expire, "
+							+ "up to " + this.capture.stalenessBound());
+				}
 			}
 		}
 		return builder.build();

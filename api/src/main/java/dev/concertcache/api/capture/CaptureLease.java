@@ -10,14 +10,21 @@ import org.springframework.data.redis.core.script.RedisScript;
 /**
  * The Redis lease that makes one instance the fleet's reader of the binary log, and the position it has
  * processed. The position is written only by the lease's holder, checked in the same script, so that an instance
- * that lost the lease (paused, partitioned) cannot move the position back or past what the new holder did.
- * Redis errors propagate: the caller stops streaming and retries.
+ * that lost the lease (paused, partitioned) cannot move the position back or past what the new holder did. A
+ * lease that lapsed while its holder could not reach Redis, and that nobody took meanwhile, is taken back by its
+ * holder's next renewal or position: a reader that kept reading through a Redis outage goes on without a replay.
+ * Redis errors propagate.
  */
 class CaptureLease {
 
-	private static final RedisScript<Long> RENEW = RedisScript.of("""
-			if redis.call('get', KEYS[1]) == ARGV[1] then
+	private static final RedisScript<Long> HOLD = RedisScript.of("""
+			local holder = redis.call('get', KEYS[1])
+			if holder == ARGV[1] then
 				return redis.call('pexpire', KEYS[1], ARGV[2])
+			end
+			if not holder then
+				redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+				return 1
 			end
 			return 0""", Long.class);
 
@@ -28,7 +35,11 @@ class CaptureLease {
 			return 0""", Long.class);
 
 	private static final RedisScript<Long> SAVE_POSITION = RedisScript.of("""
-			if redis.call('get', KEYS[1]) == ARGV[1] then
+			local holder = redis.call('get', KEYS[1])
+			if holder == ARGV[1] or not holder then
+				if not holder then
+					redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[3])
+				end
 				redis.call('set', KEYS[2], ARGV[2])
 				return 1
 			end
@@ -57,19 +68,12 @@ class CaptureLease {
 		return this.ttl;
 	}
 
-	/** Takes the lease if nobody holds it; true if this instance holds it now (taken or already held). */
-	boolean acquire() {
-		if (renew()) {
-			return true;
-		}
-		return Boolean.TRUE.equals(this.redis.opsForValue().setIfAbsent(this.leaderKey, this.token, this.ttl));
-	}
-
-	/** Extends the lease if this instance holds it; false if it does not (expired, taken by another). */
-	boolean renew() {
-		Long renewed = this.redis.execute(RENEW, List.of(this.leaderKey), this.token,
-				String.valueOf(this.ttl.toMillis()));
-		return renewed != null && renewed == 1;
+	/**
+	 * Extends the lease if this instance holds it, or takes it if nobody does; false if another instance holds it.
+	 */
+	boolean hold() {
+		Long held = this.redis.execute(HOLD, List.of(this.leaderKey), this.token, String.valueOf(this.ttl.toMillis()));
+		return held != null && held == 1;
 	}
 
 	/** Gives the lease up, if held, so that a standby takes over without waiting for the TTL. */
@@ -77,21 +81,15 @@ class CaptureLease {
 		this.redis.execute(RELEASE, List.of(this.leaderKey), this.token);
 	}
 
-	/** Whether another instance holds the lease. */
-	boolean heldByAnother() {
-		String holder = this.redis.opsForValue().get(this.leaderKey);
-		return holder != null && !holder.equals(this.token);
-	}
-
 	/** The stored position, or {@code null} if there is none (first start, or Redis lost it). */
 	BinlogPosition position() {
 		return BinlogPosition.parse(this.redis.opsForValue().get(this.positionKey));
 	}
 
-	/** Stores {@code position} if this instance holds the lease; false if it does not. */
+	/** Stores {@code position} if this instance holds the lease or nobody does; false if another instance does. */
 	boolean savePosition(BinlogPosition position) {
 		Long saved = this.redis.execute(SAVE_POSITION, List.of(this.leaderKey, this.positionKey), this.token,
-				position.format());
+				position.format(), String.valueOf(this.ttl.toMillis()));
 		return saved != null && saved == 1;
 	}
 

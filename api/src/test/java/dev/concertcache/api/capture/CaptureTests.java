@@ -223,8 +223,7 @@ class CaptureTests extends ApiHttpTestSupport {
 		// Writes stall past the command timeout, on a Redis that keeps its data (the lease and the position).
 		try (RedisClient client = RedisClient.create(RedisURI.create(redisServer.host(), redisServer.port()));
 				StatefulRedisConnection<String, String> admin = client.connect()) {
-			admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
-					new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(PROMPTLY.toMillis()).add("WRITE"));
+			pause(admin, PROMPTLY);
 			sql("UPDATE concert SET title = 'Sent Again' WHERE id = 10");
 			// Writes go through again only once the capture has seen Redis refuse this transaction's invalidations.
 			await().atMost(PROMPTLY)
@@ -236,6 +235,33 @@ class CaptureTests extends ApiHttpTestSupport {
 			.untilAsserted(() -> assertThat(title(this.port, 10)).isEqualTo("Sent Again"));
 		assertThat(this.meters.counter("concert.cache.capture.reconnects").count()).isEqualTo(reconnects);
 		assertThat(this.capture.connectionId()).isEqualTo(connection);
+	}
+
+	@Test
+	void aReaderWhoseLeaseCannotBeRenewedReadsOnAndServesTheChangeWithoutAReplay() throws Exception {
+		title(this.port, 13);
+		long connection = this.capture.connectionId();
+		double reconnects = this.meters.counter("concert.cache.capture.reconnects").count();
+		try (RedisClient client = RedisClient.create(RedisURI.create(redisServer.host(), redisServer.port()));
+				StatefulRedisConnection<String, String> admin = client.connect()) {
+			// No write lands, as with the lease's node down until its replica is promoted; reads go on.
+			pause(admin, Duration.ofMinutes(1));
+			try {
+				await().atMost(Duration.ofSeconds(20))
+					.until(() -> String.valueOf(this.capture.lastProblem()).contains("lease could not be renewed"));
+				sql("UPDATE concert SET title = 'Read Past The Lease' WHERE id = 13");
+				await().atMost(PROMPTLY)
+					.untilAsserted(() -> assertThat(title(this.port, 13)).isEqualTo("Read Past The Lease"));
+			}
+			finally {
+				admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
+						new CommandArgs<>(StringCodec.UTF8).add("UNPAUSE"));
+			}
+		}
+		await().atMost(PROMPTLY).until(() -> this.capture.lastProblem() == null);
+		assertThat(this.capture.state()).isEqualTo(BinlogCapture.State.STREAMING);
+		assertThat(this.capture.connectionId()).isEqualTo(connection);
+		assertThat(this.meters.counter("concert.cache.capture.reconnects").count()).isEqualTo(reconnects);
 	}
 
 	@Test
@@ -304,6 +330,12 @@ class CaptureTests extends ApiHttpTestSupport {
 			.contains("concert_cache_capture_position_lost_total{reason=\"no-position\"}")
 			.contains("concert_cache_capture_leader 1.0")
 			.contains("concert_cache_capture_position ");
+	}
+
+	/** Holds every write command (scripts included) for {@code duration}; reads go on. */
+	private static void pause(StatefulRedisConnection<String, String> admin, Duration duration) {
+		admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
+				new CommandArgs<>(StringCodec.UTF8).add("PAUSE").add(duration.toMillis()).add("WRITE"));
 	}
 
 	/** Changes what the default user (every client here) may run: {@code -xadd} or {@code +xadd}. */
