@@ -8,12 +8,14 @@
 #   redis-restart   Redis stopped and started again (same port, empty) halfway through
 #   primary-kill    with --redis cluster: the primary holding the invalidation stream killed (SIGKILL) halfway
 #                   through, its replica promoted; the node started again 10 s later, rejoining as a replica
+#   reader-kill     the instance that reads the binary log (holds the capture's lease) killed (SIGKILL) halfway
+#                   through, with its load; the other takes the lease over and is measured on alone
 #
 #   freshness_run RUN_DIR     everything above; leaves the exit status in FRESHNESS_STATUS
 #
 # Needs scripts/services.sh, run.sh's start_api, snapshot and its variables (RATE, DURATION, SMOKE, ...).
 
-FRESHNESS_FAULTS=(none redis-clients redis-restart primary-kill)
+FRESHNESS_FAULTS=(none redis-clients redis-restart primary-kill reader-kill)
 
 # Seconds in "45", "45s" or "2m".
 _freshness_seconds() {
@@ -37,6 +39,7 @@ _freshness_instance() {
   _FRESHNESS_PORTS+=("$API_PORT" "$MGMT_PORT")
   step "starting API instance $name (profile cache) on $API_PORT, management $MGMT_PORT"
   start_api cache "$RESULTS/api-$name.log"
+  printf -v "PID_$name" '%s' "${_SERVICE_PIDS[-1]}"
   printf -v "PORT_$name" '%s' "$API_PORT"
   printf -v "MGMT_$name" '%s' "$MGMT_PORT"
 }
@@ -134,16 +137,36 @@ freshness_run() {
     redis_cluster_restart "$primary" &&
       echo "$(date +%s.%N) 127.0.0.1:$primary started again (rejoins as a replica)" >>"$dir/fault.log"
   fi
+  local name k6_status worst_k6=0 pid_var mgmt_var killed=""
+  if [[ $FAULT == reader-kill ]]; then
+    _freshness_started "$dir"
+    sleep "$((FRESHNESS_SECONDS / 2))"
+    for name in a b; do
+      mgmt_var=MGMT_$name
+      # Not piped into grep -q: under pipefail, curl's SIGPIPE would fail the match.
+      [[ $(curl -sf "http://127.0.0.1:${!mgmt_var}/actuator/prometheus") == *$'\nconcert_cache_capture_leader 1.0'* ]] &&
+        killed=$name
+    done
+    if [[ -n $killed ]]; then
+      pid_var=PID_$killed
+      kill -KILL "${!pid_var}"
+      echo "$(date +%s.%N) instance $killed, the binary log's reader, killed (SIGKILL)" >>"$dir/fault.log"
+      pid_var=K6_PID_$killed
+      kill "${!pid_var}" 2>/dev/null || true
+    else
+      echo "$(date +%s.%N) no instance reads the binary log: nothing killed" >>"$dir/fault.log"
+    fi
+  fi
   FRESHNESS_STATUS=0
   wait "$checker_pid" || FRESHNESS_STATUS=$?
-  local name k6_status worst_k6=0 pid_var mgmt_var
   for name in a b; do
     pid_var=K6_PID_$name
     mgmt_var=MGMT_$name
     k6_status=0
     wait "${!pid_var}" || k6_status=$?
-    [[ $k6_status == 0 ]] || worst_k6=$k6_status
-    MGMT_PORT=${!mgmt_var} snapshot "$dir/load-$name/after" || true
+    # The killed instance's load ended with it; the fault is what is measured, not that load.
+    [[ $k6_status == 0 || $name == "$killed" ]] || worst_k6=$k6_status
+    [[ $name == "$killed" ]] || MGMT_PORT=${!mgmt_var} snapshot "$dir/load-$name/after" || true
     cat >"$dir/load-$name/meta.txt" <<META
 scenario=users-per-second
 profile=cache (instance $name)
@@ -171,6 +194,10 @@ META
   step "background load"
   for name in a b; do
     echo "instance $name:"
+    if [[ $name == "$killed" ]]; then
+      echo "  killed halfway through (reader-kill)"
+      continue
+    fi
     python3 "$ROOT/loadtests/lib/report.py" table "$dir/load-$name" | tee "$dir/load-$name/table.txt" |
       sed -n '1,/^  errors/p'
   done

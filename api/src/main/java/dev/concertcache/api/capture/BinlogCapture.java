@@ -549,6 +549,11 @@ class BinlogCapture implements SmartLifecycle {
 
 		@Override
 		public void onConnect(BinaryLogClient client) {
+			if (!BinlogCapture.this.running || !BinlogCapture.this.leader) {
+				// stop() or a lost lease came between the loop's check and connect(), which disconnect() misses.
+				stop(new IllegalStateException("stopped while connecting"));
+				return;
+			}
 			BinlogCapture.this.state = State.STREAMING;
 			BinlogCapture.this.lastProblem = null;
 		}
@@ -667,6 +672,10 @@ class BinlogCapture implements SmartLifecycle {
 		 * measured). If another instance took the lease meanwhile, it replays from the stored position.
 		 */
 		synchronized void land() {
+			if (!BinlogCapture.this.running) {
+				// Stopped: the next reader replays from the stored position; this one must not store one.
+				return;
+			}
 			if (!this.unlanded.isEmpty()) {
 				try {
 					this.unlanded.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,

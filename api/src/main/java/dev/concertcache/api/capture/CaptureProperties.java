@@ -11,8 +11,11 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 @ConfigurationProperties("concert-cache.capture")
 public class CaptureProperties {
 
-	/** Default of {@code concert-cache.capture.lease.ttl}. */
-	public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(3);
+	/**
+	 * Default of {@code concert-cache.capture.lease.ttl}: a standby takes over from a dead reader within about 4/3
+	 * of it, which keeps a change committed just before the reader died within the freshness contract's second.
+	 */
+	public static final Duration DEFAULT_LEASE_TTL = Duration.ofMillis(500);
 
 	/** Default of {@code concert-cache.capture.reconnect.initial-backoff}. */
 	public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(200);
@@ -185,8 +188,9 @@ public class CaptureProperties {
 	public static class Lease {
 
 		/**
-		 * How long the lease outlives its holder's last renewal (renewed every third of it): the longest a dead
-		 * reader delays the takeover.
+		 * How long the lease outlives its holder's last renewal (renewed, and tried by standbys, every third of
+		 * it): a dead reader delays the takeover by up to 4/3 of it. A reader that cannot renew reads on, so a
+		 * short lease costs at most a second reader for a while, never a gap.
 		 */
 		private Duration ttl = DEFAULT_LEASE_TTL;
 

@@ -314,6 +314,26 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
+	void aReaderStopsOnlyWhenAnotherHolderHasTheLeaseAndTheNextHolderReplaysWhatNobodyRead() throws Exception {
+		try (ConfigurableApplicationContext second = secondInstance()) {
+			int other = port(second);
+			BinlogCapture secondCapture = second.getBean(BinlogCapture.class);
+			title(this.port, 14);
+			title(other, 14);
+			// A holder neither instance knows (an instance that died holding it), until the test removes it.
+			this.redis.opsForValue().set("{concert-cache:capture}:leader", "a-dead-reader", Duration.ofMinutes(1));
+			await().atMost(PROMPTLY).until(() -> this.capture.state() == BinlogCapture.State.STANDBY
+					&& secondCapture.state() == BinlogCapture.State.STANDBY);
+			sql("UPDATE concert SET title = 'Committed While Nobody Read' WHERE id = 14");
+			this.redis.delete("{concert-cache:capture}:leader");
+			for (int port : new int[] { this.port, other }) {
+				await().atMost(PROMPTLY)
+					.untilAsserted(() -> assertThat(title(port, 14)).isEqualTo("Committed While Nobody Read"));
+			}
+		}
+	}
+
+	@Test
 	void prometheusEndpointHasTheCaptureMetersTheDashboardsRead() throws Exception {
 		sql("UPDATE concert SET title = 'Metered' WHERE id = 3");
 		awaitCaughtUp();
