@@ -369,7 +369,10 @@ class BinlogCapture implements SmartLifecycle {
 	}
 
 	private void loseLease(String why) {
-		this.leaseUnconfirmed = false;
+		if (this.leaseUnconfirmed) {
+			this.leaseUnconfirmed = false;
+			this.lastProblem = null;
+		}
 		if (this.leader) {
 			logger.warn("Capture: lost the lease (" + why + "); this instance stops reading the binary log");
 			this.leader = false;
