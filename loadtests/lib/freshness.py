@@ -456,7 +456,9 @@ class Run:
 
     def sql_writer(self):
         """Plain SQL through the mariadb client on a connection of its own (autocommit): the write is
-        acknowledged when the SELECT after the UPDATE answers, so after the UPDATE committed."""
+        acknowledged when the SELECT after the UPDATE answers, so after the UPDATE committed. Before each update it
+        inserts into a table of its own, as the ticketing application writes its orders to the same database: the
+        capture must skip those rows and go on (its DDL names no captured table, so it flushes nothing)."""
         command = shlex.split(self.args.sql_client) + ["-N", "-B", "--unbuffered"]
         state = {"proc": None}
 
@@ -467,11 +469,16 @@ class Run:
                     proc.stdin.close()
                     proc.wait(timeout=10)
                 return None
-            if proc is None or proc.poll() is not None:
+            started = proc is None or proc.poll() is not None
+            if started:
                 proc = state["proc"] = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                         text=True, bufsize=1)
             try:
-                proc.stdin.write(f"UPDATE concert SET title = 'fresh-{concert}-{version}', "
+                if started:
+                    proc.stdin.write("CREATE TABLE IF NOT EXISTS freshness_order (id BIGINT AUTO_INCREMENT "
+                                     "PRIMARY KEY, item BIGINT NOT NULL, version INT NOT NULL);\n")
+                proc.stdin.write(f"INSERT INTO freshness_order (item, version) VALUES ({concert}, {version}); "
+                                 f"UPDATE concert SET title = 'fresh-{concert}-{version}', "
                                  f"updated_at = UTC_TIMESTAMP(3) WHERE id = {concert}; SELECT {version};\n")
                 proc.stdin.flush()
                 return proc.stdout.readline().strip() == str(version)

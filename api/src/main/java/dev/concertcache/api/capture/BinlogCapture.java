@@ -10,6 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 import com.github.shyiko.mysql.binlog.BinaryLogClient;
 import com.github.shyiko.mysql.binlog.event.DeleteRowsEventData;
@@ -592,24 +593,20 @@ class BinlogCapture implements SmartLifecycle {
 				case TABLE_MAP -> BinlogCapture.this.tables.onTableMap(event.getData());
 				case WRITE_ROWS, EXT_WRITE_ROWS -> {
 					WriteRowsEventData data = event.getData();
-					Table table = BinlogCapture.this.tables.table(data.getTableId());
-					data.getRows().forEach((row) -> add(table, table.key(row, data.getIncludedColumns())));
-					count(table, "insert", data.getRows().size());
+					rows(data.getTableId(), "insert", data.getRows().size(), (table) -> data.getRows()
+						.forEach((row) -> add(table, table.key(row, data.getIncludedColumns()))));
 				}
 				case UPDATE_ROWS, EXT_UPDATE_ROWS -> {
 					UpdateRowsEventData data = event.getData();
-					Table table = BinlogCapture.this.tables.table(data.getTableId());
-					data.getRows().forEach((row) -> {
+					rows(data.getTableId(), "update", data.getRows().size(), (table) -> data.getRows().forEach((row) -> {
 						add(table, table.key(row.getKey(), data.getIncludedColumnsBeforeUpdate()));
 						add(table, table.key(row.getValue(), data.getIncludedColumns()));
-					});
-					count(table, "update", data.getRows().size());
+					}));
 				}
 				case DELETE_ROWS, EXT_DELETE_ROWS -> {
 					DeleteRowsEventData data = event.getData();
-					Table table = BinlogCapture.this.tables.table(data.getTableId());
-					data.getRows().forEach((row) -> add(table, table.key(row, data.getIncludedColumns())));
-					count(table, "delete", data.getRows().size());
+					rows(data.getTableId(), "delete", data.getRows().size(), (table) -> data.getRows()
+						.forEach((row) -> add(table, table.key(row, data.getIncludedColumns()))));
 				}
 				case XID -> commit(header);
 				case QUERY -> query(event.getData(), header);
@@ -631,18 +628,33 @@ class BinlogCapture implements SmartLifecycle {
 			commit(header);
 		}
 
+		/**
+		 * The keys of one row event's rows, if its table is captured. Rows of every other table of the database (the
+		 * ticketing application's orders, say) are skipped. A captured row this reader cannot map makes every entry
+		 * stale instead of ending the stream, which would stop at the same event after every reconnect.
+		 */
+		private void rows(long tableId, String type, int count, Consumer<Table> keys) {
+			Table table = BinlogCapture.this.tables.table(tableId);
+			if (table.kind() == Kind.IGNORED) {
+				return;
+			}
+			try {
+				keys.accept(table);
+			}
+			catch (RuntimeException ex) {
+				logger.warn("Capture: could not read the key of a row of " + table.name() + "; invalidating every "
+						+ "cache for its transaction", ex);
+				this.changes.everything();
+			}
+			BinlogCapture.this.metrics.rows(table.name(), type, count);
+		}
+
 		private void add(Table table, Long key) {
 			if (table.kind() == Kind.CONCERT) {
 				this.changes.concert(key);
 			}
 			else if (table.kind() == Kind.SCHEDULE) {
 				this.changes.schedule(key);
-			}
-		}
-
-		private void count(Table table, String type, int rows) {
-			if (table.kind() != Kind.IGNORED) {
-				BinlogCapture.this.metrics.rows(table.name(), type, rows);
 			}
 		}
 

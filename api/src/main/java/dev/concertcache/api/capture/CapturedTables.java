@@ -79,7 +79,7 @@ class CapturedTables {
 
 		/** The key of a row image that holds the columns in {@code included}, or null if it is absent. */
 		Long key(Serializable[] row, BitSet included) {
-			if (!included.get(this.keyIndex)) {
+			if (this.keyIndex < 0 || !included.get(this.keyIndex)) {
 				return null;
 			}
 			Serializable value = row[included.get(0, this.keyIndex).cardinality()];

@@ -144,6 +144,20 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
+	void rowsOfTheDatabasesOtherTablesAreSkippedAndTheChangesAfterThemServed() throws Exception {
+		title(this.port, 15);
+		double reconnects = this.meters.counter("concert.cache.capture.reconnects").count();
+		// The ticketing application's own tables share the database and its binary log.
+		sql("CREATE TABLE IF NOT EXISTS seat_order (id BIGINT AUTO_INCREMENT PRIMARY KEY, seats INT NOT NULL)");
+		sql("INSERT INTO seat_order (seats) VALUES (2)");
+		sql("UPDATE seat_order SET seats = 3");
+		sql("DELETE FROM seat_order");
+		sql("UPDATE concert SET title = 'Changed After Orders' WHERE id = 15");
+		await().atMost(PROMPTLY).untilAsserted(() -> assertThat(title(this.port, 15)).isEqualTo("Changed After Orders"));
+		assertThat(this.meters.counter("concert.cache.capture.reconnects").count()).isEqualTo(reconnects);
+	}
+
+	@Test
 	void changesCommittedWhileCaptureIsStoppedAreInvalidatedWhenItStartsAgain() throws Exception {
 		String before = title(this.port, 4);
 		double flushes = positionLost();
