@@ -5,6 +5,7 @@ import java.sql.SQLException;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 import com.github.shyiko.mysql.binlog.event.TableMapEventData;
 
@@ -23,10 +24,14 @@ class CapturedTables {
 
 	private final Map<Long, Table> byId = new HashMap<>();
 
+	private final Pattern namePattern;
+
 	CapturedTables(BinlogServer server, String schema, CaptureProperties.Tables names) {
 		this.server = server;
 		this.schema = schema;
 		this.names = names;
+		this.namePattern = Pattern.compile("(?<![\\w$])(" + Pattern.quote(names.getConcert()) + "|"
+				+ Pattern.quote(names.getSchedule()) + ")(?![\\w$])", Pattern.CASE_INSENSITIVE);
 	}
 
 	/** Records the table behind {@code map}'s id; looks up the key column of a captured table. */
@@ -53,11 +58,12 @@ class CapturedTables {
 		return this.byId.getOrDefault(tableId, Table.IGNORED);
 	}
 
-	/** Whether {@code sql} (a statement logged as text: DDL) names a captured table. */
+	/**
+	 * Whether {@code sql} (a statement logged as text: DDL) names a captured table: as a whole identifier, so that a
+	 * column such as {@code schedule_id} of another table's DDL does not flush every cache.
+	 */
 	boolean namedIn(String sql) {
-		String lower = sql.toLowerCase(java.util.Locale.ROOT);
-		return lower.contains(this.names.getConcert().toLowerCase(java.util.Locale.ROOT))
-				|| lower.contains(this.names.getSchedule().toLowerCase(java.util.Locale.ROOT));
+		return this.namePattern.matcher(sql).find();
 	}
 
 	enum Kind {

@@ -158,6 +158,27 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
+	void aStatementThatAltersACapturedTableMakesEveryCacheStale() throws Exception {
+		title(this.port, 16);
+		// A change the binary log does not show: only a flush of every cache can serve it.
+		sql("SET SESSION sql_log_bin = 0", "UPDATE concert SET title = 'Not In The Log' WHERE id = 16");
+		sql("ALTER TABLE concert COMMENT = 'altered by a test'");
+		await().atMost(PROMPTLY).untilAsserted(() -> assertThat(title(this.port, 16)).isEqualTo("Not In The Log"));
+	}
+
+	@Test
+	void aStatementThatOnlyNamesACapturedTableInsideAnotherIdentifierFlushesNothing() throws Exception {
+		title(this.port, 17);
+		title(this.port, 18);
+		sql("SET SESSION sql_log_bin = 0", "UPDATE concert SET title = 'Not In The Log' WHERE id = 17");
+		sql("CREATE TABLE IF NOT EXISTS seat_hold (id BIGINT PRIMARY KEY, schedule_id BIGINT, concert_ref BIGINT)");
+		// A logged change after the DDL: once it is served, the capture has read past the DDL.
+		sql("UPDATE concert SET title = 'After The DDL' WHERE id = 18");
+		await().atMost(PROMPTLY).untilAsserted(() -> assertThat(title(this.port, 18)).isEqualTo("After The DDL"));
+		assertThat(title(this.port, 17)).as("still cached: nothing flushed").isNotEqualTo("Not In The Log");
+	}
+
+	@Test
 	void changesCommittedWhileCaptureIsStoppedAreInvalidatedWhenItStartsAgain() throws Exception {
 		String before = title(this.port, 4);
 		double flushes = positionLost();
@@ -407,12 +428,14 @@ class CaptureTests extends ApiHttpTestSupport {
 		return positionLost("position-gone");
 	}
 
-	/** Runs {@code statement} on a connection of its own, as another application would. */
-	private static void sql(String statement) throws SQLException {
+	/** Runs {@code statements} on a connection of their own, as another application would. */
+	private static void sql(String... statements) throws SQLException {
 		MariaDbServer db = database;
 		try (Connection connection = DriverManager.getConnection(db.jdbcUrl(), MariaDbServer.USER,
 				MariaDbServer.PASSWORD); Statement jdbc = connection.createStatement()) {
-			jdbc.execute(statement);
+			for (String statement : statements) {
+				jdbc.execute(statement);
+			}
 		}
 	}
 
