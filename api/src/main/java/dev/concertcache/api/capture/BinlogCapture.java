@@ -10,6 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 import com.github.shyiko.mysql.binlog.BinaryLogClient;
@@ -91,11 +92,17 @@ class BinlogCapture implements SmartLifecycle {
 
 	private ScheduledExecutorService renewals;
 
-	/** Tries the invalidations Redis refused again, every retry interval, off the binlog connection's thread. */
-	private ScheduledExecutorService retries;
+	/**
+	 * Lands committed transactions off the binlog connection's thread: at once after each commit, and again every
+	 * retry interval while Redis refuses some.
+	 */
+	private ScheduledExecutorService landings;
 
-	/** The listener of the connection being read, whose refused invalidations the retries land. */
+	/** The listener of the connection being read, whose commits the retry thread lands. */
 	private volatile Transactions landing;
+
+	/** Whether a landing is queued on the retry thread that has not started yet. */
+	private final AtomicBoolean landingScheduled = new AtomicBoolean();
 
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
 			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, CaptureMetrics metrics, Clock clock,
@@ -145,16 +152,37 @@ class BinlogCapture implements SmartLifecycle {
 		});
 		long interval = Math.max(1, this.lease.ttl().toMillis() / 3);
 		this.renewals.scheduleWithFixedDelay(this::renewLease, interval, interval, TimeUnit.MILLISECONDS);
-		this.retries = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "binlog-capture-retry");
+		this.landings = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "binlog-capture-land");
 			thread.setDaemon(true);
 			return thread;
 		});
 		long retry = this.properties.getRetryInterval().toMillis();
-		this.retries.scheduleWithFixedDelay(this::retryLanding, retry, retry, TimeUnit.MILLISECONDS);
+		this.landings.scheduleWithFixedDelay(this::landCurrent, retry, retry, TimeUnit.MILLISECONDS);
 	}
 
-	private void retryLanding() {
+	/**
+	 * Lands the current connection's commits on the retry thread, at once: one landing takes every commit merged
+	 * since the last, so the binlog thread never waits for Redis and a burst of commits costs a few landings, not
+	 * one Redis round trip each (ADR 0033 revision 6).
+	 */
+	private void landSoon() {
+		ScheduledExecutorService lander = this.landings;
+		if (lander != null && this.landingScheduled.compareAndSet(false, true)) {
+			try {
+				lander.execute(() -> {
+					this.landingScheduled.set(false);
+					landCurrent();
+				});
+			}
+			catch (java.util.concurrent.RejectedExecutionException ex) {
+				// Stopping: the next reader replays from the stored position.
+				this.landingScheduled.set(false);
+			}
+		}
+	}
+
+	private void landCurrent() {
 		Transactions current = this.landing;
 		if (current != null && this.running && this.leader) {
 			try {
@@ -177,8 +205,8 @@ class BinlogCapture implements SmartLifecycle {
 		if (this.renewals != null) {
 			this.renewals.shutdownNow();
 		}
-		if (this.retries != null) {
-			this.retries.shutdownNow();
+		if (this.landings != null) {
+			this.landings.shutdownNow();
 		}
 		disconnect();
 		if (this.reader != null) {
@@ -676,41 +704,60 @@ class BinlogCapture implements SmartLifecycle {
 				this.toStore = position;
 				this.toStoreOffset = header.getNextPosition();
 			}
-			land();
+			landSoon();
 		}
 
 		/**
 		 * Tries every unlanded invalidation once (they are idempotent: a retry after a partial failure sends some
-		 * again), then stores the position once nothing before it is left; what Redis refuses is tried again at the
-		 * next commit or by the retries, every retry interval, on the same binlog connection: a killed Redis
+		 * again), then stores the position once nothing before it is left; runs on the landing thread only. What
+		 * Redis refuses is tried again after the next commit or every retry interval, on the same binlog
+		 * connection: a killed Redis
 		 * connection costs one interval, where ending the stream cost a reconnect and a replay (up to 0.9 s
 		 * measured). If another instance took the lease meanwhile, it replays from the stored position.
 		 */
-		synchronized void land() {
+		void land() {
 			if (!BinlogCapture.this.running) {
 				// Stopped: the next reader replays from the stored position; this one must not store one.
 				return;
 			}
-			if (!this.unlanded.isEmpty()) {
+			// Taken at once, so that the binlog thread merges the next commits meanwhile instead of waiting for Redis.
+			TransactionChanges batch;
+			long oldest;
+			long nextPosition;
+			BinlogPosition store;
+			long storeOffset;
+			synchronized (this) {
+				batch = this.unlanded;
+				this.unlanded = new TransactionChanges();
+				oldest = this.oldestUnlanded;
+				nextPosition = this.unlandedNextPosition;
+				store = this.toStore;
+				storeOffset = this.toStoreOffset;
+			}
+			if (!batch.isEmpty()) {
 				try {
-					this.unlanded.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
+					batch.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
 							BinlogCapture.this.properties.getMaxKeysPerTransaction());
 				}
 				catch (InvalidationFailedException | DataAccessException ex) {
+					synchronized (this) {
+						batch.merge(this.unlanded, BinlogCapture.this.properties.getMaxKeysPerTransaction());
+						this.unlanded = batch;
+						this.oldestUnlanded = oldest;
+					}
 					BinlogCapture.this.metrics.retry();
 					logger.debug("Capture: Redis did not take every invalidation; trying again", ex);
 					return;
 				}
-				BinlogCapture.this.metrics.committed(this.oldestUnlanded, BinlogCapture.this.clock.millis(),
-						this.unlandedNextPosition);
-				this.unlanded = new TransactionChanges();
+				BinlogCapture.this.metrics.committed(oldest, BinlogCapture.this.clock.millis(), nextPosition);
 			}
-			if (this.toStore == null) {
+			if (store == null) {
 				return;
 			}
 			boolean saved;
 			try {
-				saved = BinlogCapture.this.lease.savePosition(this.toStore);
+				// Everything up to it has landed: the batch held every change committed before it.
+				saved = BinlogCapture.this.lease.savePosition(store);
 			}
 			catch (DataAccessException ex) {
 				BinlogCapture.this.metrics.retry();
@@ -722,9 +769,13 @@ class BinlogCapture implements SmartLifecycle {
 				stop(new IllegalStateException("the lease was lost"));
 				return;
 			}
-			BinlogCapture.this.lastPosition = this.toStore;
-			BinlogCapture.this.metrics.position(this.toStoreOffset);
-			this.toStore = null;
+			BinlogCapture.this.lastPosition = store;
+			BinlogCapture.this.metrics.position(storeOffset);
+			synchronized (this) {
+				if (this.toStore == store) {
+					this.toStore = null;
+				}
+			}
 		}
 
 		private void stop(Exception ex) {
