@@ -32,7 +32,6 @@ import dev.concertcache.api.capture.CapturedTables.Kind;
 import dev.concertcache.api.capture.CapturedTables.Table;
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
-import dev.concertcache.tiered.InvalidationFailedException;
 
 /**
  * Reads the binary log and turns every committed change of the concert and schedule tables into the
@@ -98,10 +97,10 @@ class BinlogCapture implements SmartLifecycle {
 	 */
 	private ScheduledExecutorService landings;
 
-	/** The listener of the connection being read, whose commits the retry thread lands. */
+	/** The listener of the connection being read, whose commits the landing thread lands. */
 	private volatile Transactions landing;
 
-	/** Whether a landing is queued on the retry thread that has not started yet. */
+	/** Whether a landing is queued on the landing thread that has not started yet. */
 	private final AtomicBoolean landingScheduled = new AtomicBoolean();
 
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
@@ -162,7 +161,7 @@ class BinlogCapture implements SmartLifecycle {
 	}
 
 	/**
-	 * Lands the current connection's commits on the retry thread, at once: one landing takes every commit merged
+	 * Lands the current connection's commits on the landing thread, at once: one landing takes every commit merged
 	 * since the last, so the binlog thread never waits for Redis and a burst of commits costs a few landings, not
 	 * one Redis round trip each (ADR 0033 revision 6).
 	 */
@@ -739,7 +738,8 @@ class BinlogCapture implements SmartLifecycle {
 					batch.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
 							BinlogCapture.this.properties.getMaxKeysPerTransaction());
 				}
-				catch (InvalidationFailedException | DataAccessException ex) {
+				catch (RuntimeException ex) {
+					// Redis refused some (InvalidationFailedException, DataAccessException): nothing is dropped.
 					synchronized (this) {
 						batch.merge(this.unlanded, BinlogCapture.this.properties.getMaxKeysPerTransaction());
 						this.unlanded = batch;
