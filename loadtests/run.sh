@@ -62,7 +62,8 @@ Usage: loadtests/run.sh [options]
   --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
   --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third),
                      redis-restart (Redis stopped and started again, empty, halfway), reader-kill (the instance
-                     reading the binary log killed halfway: the other takes over) or, with --redis cluster,
+                     reading the binary log killed halfway: the other takes over), rolling-deploy (each
+                     instance stopped gracefully and started again in turn, the load through nginx) or, with --redis cluster,
                      primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later);
                      primary-kill also without --freshness, on a fleet on --redis cluster: failed reads, the
                      run's p99 and the p99 of each 5 s window from the kill to the promotion + 5 s
@@ -146,7 +147,7 @@ while (($#)); do
     --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
     --freshness) FRESHNESS=true; shift ;;
     --sql-writer) SQL_WRITER=true; shift ;;
-    --fault) FAULT=${2:?--fault needs redis-clients, redis-restart, reader-kill or primary-kill}; shift 2 ;;
+    --fault) FAULT=${2:?--fault needs redis-clients, redis-restart, reader-kill, rolling-deploy or primary-kill}; shift 2 ;;
     --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
     --join) JOIN=true; shift ;;
     --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
@@ -403,7 +404,8 @@ floor_limits() {
 snapshot() {
   mkdir -p "$1"
   date +%s.%N >"$1/time.txt"
-  curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/prometheus" >"$1/prometheus.txt" ||
+  # No MGMT_PORT: the load went through nginx to instances that restarted (--fault rolling-deploy).
+  [[ -z $MGMT_PORT ]] || curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/prometheus" >"$1/prometheus.txt" ||
     echo "run.sh: warning: could not scrape /actuator/prometheus" >&2
   mariadb --no-defaults --socket="$DB_SOCKET" -uroot -N -B \
     -e "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Questions', 'Max_used_connections')" \

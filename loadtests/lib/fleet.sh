@@ -56,7 +56,8 @@ fleet_validate() {
   fi
   ! { [[ ${FAULT:-none} == primary-kill ]] && ! $FRESHNESS && [[ $SCENARIO != users-per-second ]]; } ||
     die "--fault primary-kill on a fleet replays users-per-second (its requests are tagged with their window)"
-  if fleet_active && ! command -v nginx >/dev/null && [[ ! -x /usr/sbin/nginx ]]; then
+  if { fleet_active || [[ ${FAULT:-none} == rolling-deploy ]]; } && ! command -v nginx >/dev/null &&
+    [[ ! -x /usr/sbin/nginx ]]; then
     step "installing nginx"
     "$ROOT/scripts/install-deps.sh" nginx || die "could not install nginx"
   fi

@@ -41,6 +41,10 @@ Write = namedtuple("Write", "writer concert version sent acked")
 # resource: "detail" (GET /api/concerts/{id}) or "list" (the first page, one Read per written concert on it).
 Read = namedtuple("Read", "instance resource concert version sent received")
 Stale = namedtuple("Stale", "instance kind resource concert seen expected age sent")
+# Fault log lines run.sh writes when an instance leaves and rejoins the load balancer's rotation (stopped, killed,
+# restarted and ready again): a write acknowledged in between reached an instance that served nobody.
+OUT_OF_ROTATION = re.compile(r"^instance (\S+) out of rotation\b")
+BACK_IN_ROTATION = re.compile(r"^instance (\S+) back in rotation\b")
 
 
 # --- arithmetic (unit-tested in test_freshness.py) ----------------------------------------------
@@ -69,6 +73,7 @@ class Row:
         self.lags = []  # seconds, one per acknowledged write that a read on this instance saw
         self.olds = []  # seconds: how long after each such write's ack a read still returned an older version
         self.unseen = 0  # acknowledged writes no read on this instance saw (nor a newer version)
+        self.down = 0  # acknowledged writes the instance was out of rotation for: neither lags nor unseen
         self.behind = 0  # reads sent after a newer write's ack (any age)
         self.stale = []  # reads sent more than stale_after after a newer write's ack
         self.read_times = []  # seconds from send to answer of each read: how much of a lag is reading
@@ -83,12 +88,27 @@ class Row:
                        "max": max(self.olds) * 1000 if self.olds else None},
             "read_ms": {"p99": percentile([t * 1000 for t in self.read_times], 99)},
             "unseen": self.unseen,
+            "down": self.down,
             "behind": self.behind,
             "stale": len(self.stale),
         }
 
 
-def analyze(writes, reads, stale_after):
+def out_of_rotation(events):
+    """{instance: [(from, until)]} seconds each instance was out of rotation, from fault events (until: inf when it
+    never came back)."""
+    windows, since = {}, {}
+    for at, text in events:
+        if match := OUT_OF_ROTATION.match(text):
+            since.setdefault(match.group(1), at)
+        elif (match := BACK_IN_ROTATION.match(text)) and match.group(1) in since:
+            windows.setdefault(match.group(1), []).append((since.pop(match.group(1)), at))
+    for instance, at in since.items():
+        windows.setdefault(instance, []).append((at, math.inf))
+    return windows
+
+
+def analyze(writes, reads, stale_after, out=None):
     """Rows keyed (instance, kind, resource), from every write and read of a run.
 
     A read is stale when a write newer than the version it saw was acknowledged more than stale_after
@@ -98,7 +118,13 @@ def analyze(writes, reads, stale_after):
     the acknowledgement: an upper bound, which includes the checker's own delay in reading. Its lower bound
     ("old") is when, after the acknowledgement, the last read before that one was sent, which still saw
     an older version (0 when none was).
+
+    A write acknowledged while an instance was out of rotation (`out`, from out_of_rotation) counts as "down" there,
+    not as a lag nor unseen: until it is ready again the instance serves no user, and the first answers of a JVM that
+    is starting time its start, not the invalidation. Its reads still count: an older version served more than
+    stale_after after the acknowledgement is stale, whenever it was read.
     """
+    out = out or {}
     writer_of, acked_by_concert = {}, {}
     for w in writes:
         writer_of[w.concert] = w.writer
@@ -140,6 +166,9 @@ def analyze(writes, reads, stale_after):
         sents = [r.sent for r in rs]
         for w in ws:
             row.writes += 1
+            if any(start <= w.acked < until for start, until in out.get(instance, ())):
+                row.down += 1
+                continue
             i = bisect.bisect_left(highest, w.version)
             if i == len(rs):
                 row.unseen += 1
@@ -189,7 +218,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
         f"limits: lag p99 {lag_p99_ms} ms (api), {sql_lag_p99_ms} ms (sql)",
         "",
         f"  {'instance':<9}{'writer':<20}{'resource':<9}{'writes':>7}{'reads':>8}"
-        f"{'lag p50':>9}{'p95':>8}{'p99':>8}{'max':>8}{'old p99':>9}{'read p99':>10}{'unseen':>8}{'behind':>8}{'stale':>7}",
+        f"{'lag p50':>9}{'p95':>8}{'p99':>8}{'max':>8}{'old p99':>9}{'read p99':>10}{'unseen':>8}{'down':>6}{'behind':>8}{'stale':>7}",
     ]
     for (instance, kind, resource), row in sorted(rows.items(), key=lambda kv: (kv[0][0], KINDS.index(kv[0][1]), kv[0][2])):
         s = row.summary()
@@ -198,7 +227,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
             f"  {instance:<9}{kind:<20}{resource:<9}{s['writes']:>7}{s['reads']:>8}"
             + "".join(f"{fmt_ms(lag[k]):>{w}}" for k, w in (("p50", 9), ("p95", 8), ("p99", 8), ("max", 8)))
             + f"{fmt_ms(s['old_ms']['p99']):>9}{fmt_ms(s['read_ms']['p99']):>10}"
-            + f"{s['unseen']:>8}{s['behind']:>8}{s['stale']:>7}")
+            + f"{s['unseen']:>8}{s['down']:>6}{s['behind']:>8}{s['stale']:>7}")
     out.append("")
     out.append("  writes acknowledged / failed: " + ", ".join(
         f"{writer} {acked}/{failed}" for writer, (acked, failed) in sorted(writes_by_writer.items())))
@@ -526,8 +555,8 @@ def load(out):
 def report(out, writes, reads, params):
     stale_after = params["stale_after_ms"] / 1000
     limits = (params["lag_p99_ms"], params["sql_lag_p99_ms"])
-    rows = analyze(writes, reads, stale_after)
     events = fault_events(params.get("fault_log"), params["start_epoch"])
+    rows = analyze(writes, reads, stale_after, out_of_rotation(events))
     text, passed, reasons, stale, writes_by_writer = render(rows, params, writes, stale_after, limits, events)
     result = {
         "params": params,

@@ -10,12 +10,15 @@
 #                   through, its replica promoted; the node started again 10 s later, rejoining as a replica
 #   reader-kill     the instance that reads the binary log (holds the capture's lease) killed (SIGKILL) halfway
 #                   through, with its load; the other takes the lease over and is measured on alone
+#   rolling-deploy  each instance in turn stopped (SIGTERM: graceful shutdown) and started again on its ports,
+#                   the next once it is ready; the background load goes through nginx in front of both, as a
+#                   deploy's load balancer routes around the instance it replaces
 #
 #   freshness_run RUN_DIR     everything above; leaves the exit status in FRESHNESS_STATUS
 #
 # Needs scripts/services.sh, run.sh's start_api, snapshot and its variables (RATE, DURATION, SMOKE, ...).
 
-FRESHNESS_FAULTS=(none redis-clients redis-restart primary-kill reader-kill)
+FRESHNESS_FAULTS=(none redis-clients redis-restart primary-kill reader-kill rolling-deploy)
 
 # Seconds in "45", "45s" or "2m".
 _freshness_seconds() {
@@ -44,7 +47,8 @@ _freshness_instance() {
   printf -v "MGMT_$name" '%s' "$MGMT_PORT"
 }
 
-# _freshness_load NAME PORT MGMT DIR JOURNEYS_PER_SECOND: the journey against one instance, in the background.
+# _freshness_load NAME PORT MGMT DIR JOURNEYS_PER_SECOND: the journey against one instance (or nginx, MGMT
+# empty: no instance's counters), in the background.
 _freshness_load() {
   local name=$1 port=$2 mgmt=$3 dir=$4 rate=$5
   mkdir -p "$dir"
@@ -65,6 +69,22 @@ _freshness_started() {
   until [[ -f $1/started ]] || ((SECONDS > deadline)); do
     sleep 0.1
   done
+}
+
+# _freshness_redeploy NAME DIR: instance NAME stopped gracefully and started again on the same ports, ready.
+_freshness_redeploy() {
+  local name=$1 log=$2/fault.log pid_var=PID_$1 port_var=PORT_$1 mgmt_var=MGMT_$1
+  local pid=${!pid_var} deadline=$((SECONDS + 60))
+  kill -TERM "$pid"
+  # "out of rotation" / "back in rotation": lib/freshness.py counts the writes in between as "down" there.
+  echo "$(date +%s.%N) instance $name out of rotation: stopped (SIGTERM: graceful shutdown)" >>"$log"
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do
+    sleep 0.1
+  done
+  echo "$(date +%s.%N) instance $name exited" >>"$log"
+  API_PORT=${!port_var} MGMT_PORT=${!mgmt_var} start_api cache "$RESULTS/api-$name-redeployed.log"
+  printf -v "PID_$name" '%s' "${_SERVICE_PIDS[-1]}"
+  echo "$(date +%s.%N) instance $name back in rotation: ready again (same ports)" >>"$log"
 }
 
 _freshness_fault() {
@@ -92,7 +112,11 @@ _freshness_fault() {
 
 freshness_run() {
   local dir=$1
-  FRESHNESS_SECONDS=$(_freshness_seconds "${DURATION:-$($SMOKE && echo 20 || echo 60)}")
+  local default_seconds=60
+  $SMOKE && default_seconds=20
+  # Two restarts, each a JIT warm-up (up to 90 s, 10 s in a smoke run), must end before the checker does.
+  [[ $FAULT != rolling-deploy ]] || default_seconds=$($SMOKE && echo 90 || echo 300)
+  FRESHNESS_SECONDS=$(_freshness_seconds "${DURATION:-$default_seconds}")
   local rate=${RATE:-$($SMOKE && echo 20 || echo 1000)}
   local half=$(((rate + 1) / 2))
   _FRESHNESS_PORTS=()
@@ -100,9 +124,19 @@ freshness_run() {
   _freshness_instance a 8080
   _freshness_instance b 8082
 
-  step "freshness: ${FRESHNESS_SECONDS} s, $rate journeys/s in the background ($half on each instance), fault $FAULT"
-  _freshness_load a "$PORT_a" "$MGMT_a" "$dir/load-a" "$half"
-  _freshness_load b "$PORT_b" "$MGMT_b" "$dir/load-b" "$half"
+  local loads=(a b)
+  if [[ $FAULT == rolling-deploy ]]; then
+    loads=(nginx)
+    FLEET_API_PORTS=("$PORT_a" "$PORT_b")
+    NGINX_PORT=$(free_port 8084)
+    _fleet_start_nginx || die "nginx did not start"
+    step "freshness: ${FRESHNESS_SECONDS} s, $rate journeys/s in the background through nginx on $NGINX_PORT, fault $FAULT"
+    _freshness_load nginx "$NGINX_PORT" "" "$dir/load-nginx" "$rate"
+  else
+    step "freshness: ${FRESHNESS_SECONDS} s, $rate journeys/s in the background ($half on each instance), fault $FAULT"
+    _freshness_load a "$PORT_a" "$MGMT_a" "$dir/load-a" "$half"
+    _freshness_load b "$PORT_b" "$MGMT_b" "$dir/load-b" "$half"
+  fi
   start_sampler "$dir/redis-clients.tsv"
   local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir"
     --instance "a=http://127.0.0.1:$PORT_a" --instance "b=http://127.0.0.1:$PORT_b"
@@ -138,7 +172,14 @@ freshness_run() {
       echo "$(date +%s.%N) 127.0.0.1:$primary started again (rejoins as a replica)" >>"$dir/fault.log"
   fi
   local name k6_status worst_k6=0 pid_var mgmt_var killed=""
-  if [[ $FAULT == reader-kill ]]; then
+  if [[ $FAULT == rolling-deploy ]]; then
+    # In this shell: the restarted instances are tracked with the others. A sixth in, so that both restarts
+    # (each a JIT warm-up) end well before the checker does.
+    _freshness_started "$dir"
+    sleep "$((FRESHNESS_SECONDS / 6))"
+    _freshness_redeploy a "$dir"
+    _freshness_redeploy b "$dir"
+  elif [[ $FAULT == reader-kill ]]; then
     _freshness_started "$dir"
     sleep "$((FRESHNESS_SECONDS / 2))"
     for name in a b; do
@@ -150,7 +191,7 @@ freshness_run() {
     if [[ -n $killed ]]; then
       pid_var=PID_$killed
       kill -KILL "${!pid_var}"
-      echo "$(date +%s.%N) instance $killed, the binary log's reader, killed (SIGKILL)" >>"$dir/fault.log"
+      echo "$(date +%s.%N) instance $killed out of rotation: the binary log's reader, killed (SIGKILL)" >>"$dir/fault.log"
       pid_var=K6_PID_$killed
       kill "${!pid_var}" 2>/dev/null || true
     else
@@ -159,26 +200,27 @@ freshness_run() {
   fi
   FRESHNESS_STATUS=0
   wait "$checker_pid" || FRESHNESS_STATUS=$?
-  for name in a b; do
+  for name in "${loads[@]}"; do
     pid_var=K6_PID_$name
     mgmt_var=MGMT_$name
     k6_status=0
     wait "${!pid_var}" || k6_status=$?
     # The killed instance's load ended with it; the fault is what is measured, not that load.
     [[ $k6_status == 0 || $name == "$killed" ]] || worst_k6=$k6_status
-    [[ $name == "$killed" ]] || MGMT_PORT=${!mgmt_var} snapshot "$dir/load-$name/after" || true
+    [[ $name == "$killed" ]] || MGMT_PORT=${!mgmt_var:-} snapshot "$dir/load-$name/after" || true
     cat >"$dir/load-$name/meta.txt" <<META
 scenario=users-per-second
-profile=cache (instance $name)
+profile=cache ($([[ $name == nginx ]] && echo "both instances, through nginx" || echo "instance $name"))
 concerts=$CONCERTS
 duration=${FRESHNESS_SECONDS}s
-rate=$half
+rate=$([[ $name == nginx ]] && echo "$rate" || echo "$half")
 smoke=$SMOKE
 k6_exit=$k6_status
 META
   done
   service_stop fault
   service_stop sampler
+  [[ $FAULT != rolling-deploy ]] || service_stop nginx
   cat >"$dir/meta.txt" <<META
 freshness=true
 fault=$FAULT
@@ -192,8 +234,8 @@ k6_exit=$worst_k6
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 META
   step "background load"
-  for name in a b; do
-    echo "instance $name:"
+  for name in "${loads[@]}"; do
+    echo "$([[ $name == nginx ]] && echo "both instances, through nginx" || echo "instance $name"):"
     if [[ $name == "$killed" ]]; then
       echo "  killed halfway through (reader-kill)"
       continue

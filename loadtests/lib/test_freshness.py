@@ -1,7 +1,7 @@
 """Unit tests of freshness.py's arithmetic: staleness, lag and the verdict from synthetic events."""
 import unittest
 
-from freshness import Read, Write, analyze, percentile, verdict
+from freshness import Read, Write, analyze, out_of_rotation, percentile, verdict
 
 STALE_AFTER = 1.0
 
@@ -78,6 +78,25 @@ class LagTests(unittest.TestCase):
         row = analyze(writes, reads, STALE_AFTER)[("b", "api-other-instance", "detail")]
         self.assertAlmostEqual(row.lags[0], 0.030)
         self.assertEqual(len(row.stale), 1)
+
+    def test_a_write_acknowledged_while_the_instance_was_out_of_rotation_counts_as_down_not_as_a_lag(self):
+        writes = [Write("a", 1, 1, 10.0, 10.010), Write("a", 1, 2, 16.0, 16.010)]
+        reads = [detail("b", 1, 1, 14.5, 15.100), detail("b", 1, 2, 16.020, 16.030)]
+        row = analyze(writes, reads, STALE_AFTER, {"b": [(10.0, 14.0)]})[("b", "api-other-instance", "detail")]
+        self.assertEqual((row.writes, row.down, row.unseen), (2, 1, 0))
+        self.assertEqual(len(row.lags), 1)
+        self.assertAlmostEqual(row.lags[0], 0.020)
+
+    def test_an_old_version_served_after_the_instance_came_back_is_still_stale(self):
+        writes = [Write("a", 1, 1, 10.0, 10.010)]
+        reads = [detail("b", 1, 0, 12.0)]
+        row = analyze(writes, reads, STALE_AFTER, {"b": [(10.0, 11.5)]})[("b", "api-other-instance", "detail")]
+        self.assertEqual((row.down, row.behind, len(row.stale)), (1, 1, 1))
+
+    def test_rotation_windows_come_from_the_fault_log_and_one_never_closed_lasts_to_the_end(self):
+        events = [(5.0, "instance a out of rotation: stopped (SIGTERM)"), (6.0, "instance a exited"),
+                  (20.0, "instance a back in rotation: ready again"), (21.0, "instance b out of rotation: killed")]
+        self.assertEqual(out_of_rotation(events), {"a": [(5.0, 20.0)], "b": [(21.0, float("inf"))]})
 
 
 class VerdictTests(unittest.TestCase):

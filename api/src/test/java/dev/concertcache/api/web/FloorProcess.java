@@ -3,6 +3,7 @@ package dev.concertcache.api.web;
 import java.io.File;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -23,7 +24,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The load tests' floor ({@code floor/target/floor.jar}, ADR 0203) in a JVM of its own, as {@code loadtests/run.sh}
- * runs it, with the bytes its threads allocated read over a local JMX connection (the Attach API).
+ * runs it, with the bytes its request threads allocated read over a local JMX connection (the Attach API).
  */
 final class FloorProcess implements AutoCloseable {
 
@@ -94,9 +95,28 @@ final class FloorProcess implements AutoCloseable {
 		return this.port;
 	}
 
-	/** Bytes allocated by every thread of the floor's JVM since it started (those that ended included). */
+	/** Bytes allocated so far by the floor's request threads ({@link #requestThreadBytes}). */
 	long allocatedBytes() {
-		return this.threads.getTotalThreadAllocatedBytes();
+		return requestThreadBytes(this.threads);
+	}
+
+	/**
+	 * Bytes allocated so far by the live threads of Tomcat's connector ({@code http-nio-*}, its acceptor, poller
+	 * and request threads) of the JVM {@code threads} describes: what serving requests costs, without the threads
+	 * that allocate by the second (the cache's lease renewals and stream reads, JMX itself), whose share of a
+	 * request grows as the machine slows.
+	 */
+	static long requestThreadBytes(ThreadMXBean threads) {
+		long[] ids = threads.getAllThreadIds();
+		ThreadInfo[] infos = threads.getThreadInfo(ids);
+		long[] bytes = threads.getThreadAllocatedBytes(ids);
+		long sum = 0;
+		for (int i = 0; i < ids.length; i++) {
+			if (infos[i] != null && infos[i].getThreadName().startsWith("http-nio-") && bytes[i] > 0) {
+				sum += bytes[i];
+			}
+		}
+		return sum;
 	}
 
 	@Override
