@@ -63,7 +63,8 @@ Usage: loadtests/run.sh [options]
   --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third),
                      redis-restart (Redis stopped and started again, empty, halfway), reader-kill (the instance
                      reading the binary log killed halfway: the other takes over), rolling-deploy (each
-                     instance stopped gracefully and started again in turn, the load through nginx) or, with --redis cluster,
+                     instance stopped gracefully and started again in turn, the load through nginx),
+                     capture-stall (the binary log unreadable for the middle third: the reader stalls) or, with --redis cluster,
                      primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later);
                      primary-kill also without --freshness, on a fleet on --redis cluster: failed reads, the
                      run's p99 and the p99 of each 5 s window from the kill to the promotion + 5 s
@@ -147,7 +148,7 @@ while (($#)); do
     --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
     --freshness) FRESHNESS=true; shift ;;
     --sql-writer) SQL_WRITER=true; shift ;;
-    --fault) FAULT=${2:?--fault needs redis-clients, redis-restart, reader-kill, rolling-deploy or primary-kill}; shift 2 ;;
+    --fault) FAULT=${2:?--fault needs redis-clients, redis-restart, reader-kill, rolling-deploy, capture-stall or primary-kill}; shift 2 ;;
     --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
     --join) JOIN=true; shift ;;
     --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
