@@ -57,6 +57,21 @@ public abstract class CachedApiTestSupport extends ApiTestSupport {
 			String position = this.redis.opsForValue().get(key);
 			return position != null && position.endsWith(";gtid;" + gtid);
 		});
+		awaitCaptureConfirmed(this.caches);
+	}
+
+	/**
+	 * Waits until the capture's reader has confirmed its progress recently (ADR 0037): before, an instance in mode
+	 * {@code required} reads past both tiers, which a test that counts hits or loads would see.
+	 */
+	public static void awaitCaptureConfirmed(TieredCacheManager caches) {
+		if (!(caches instanceof DefaultTieredCacheManager manager)) {
+			return;
+		}
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+			Duration silence = manager.getChangeFeedSilence();
+			return silence != null && silence.compareTo(Duration.ofMillis(250)) < 0;
+		});
 	}
 
 }

@@ -55,6 +55,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final InvalidationWatermark watermark;
 
+	private final ChangeFeedWatermark feed;
+
 	private final PendingEvictions pending;
 
 	private final TieredCacheMetrics.ForCache metrics;
@@ -96,6 +98,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.loaderGuard = collaborators.loaderGuard();
 		this.ticker = collaborators.ticker();
 		this.watermark = collaborators.watermark();
+		this.feed = collaborators.feed();
 		this.pending = collaborators.pending();
 		this.metrics = collaborators.metrics();
 	}
@@ -377,8 +380,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		long started = this.ticker.read();
 		// Before the read: an invalidation heard after this instant may postdate the value read.
 		long readAt = this.watermark.now();
-		RedisRead<V> read = (refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1)
-				: this.redis.read(key, staleInL1);
+		RedisRead<V> read = !this.feed.coversRedis() ? behindTheFeed()
+				: (refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1);
 		if (read instanceof RedisRead.Hit<V> hit) {
 			return fresh(hit.value(), Source.L2, readAt, hit.digest());
 		}
@@ -402,6 +405,15 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		StoredDigest stored = (read instanceof RedisRead.Load<V> load) ? this.redis.store(load, loaded, started)
 				: null;
 		return fresh(loaded, Source.LOADER, readAt, stored);
+	}
+
+	/**
+	 * Redis may lack tombstones of changes the feed has not confirmed (ADR 0037): the loader answers, nothing is
+	 * stored.
+	 */
+	private RedisRead<V> behindTheFeed() {
+		this.metrics.feedBehind.increment();
+		return RedisRead.unavailable();
 	}
 
 	/**
@@ -448,7 +460,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	record Collaborators<V>(LocalTier<V> local, RedisLoadProtocol<V> redis, Generations generations,
 			StaleIfError<V> staleIfError, LoaderGuard loaderGuard, Ticker ticker, InvalidationWatermark watermark,
-			PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
+			ChangeFeedWatermark feed, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
 	}
 
 }

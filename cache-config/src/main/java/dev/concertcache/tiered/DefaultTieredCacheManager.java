@@ -162,6 +162,9 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final InvalidationWatermark watermark;
 
+	/** How far the external change feed, if one is followed, has invalidated both tiers (ADR 0037). */
+	private final ChangeFeedWatermark feed;
+
 	/** Whether the standalone server is the one generations were read from, after any connection dropped. */
 	private final ServerConfirmation server = new ServerConfirmation();
 
@@ -223,6 +226,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.watermark = new InvalidationWatermark(
 				(builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker(),
 				builder.maxSilence);
+		this.feed = (builder.changeFeedMaxLag != null)
+				? ChangeFeedWatermark.of((builder.watermarkTicker != null) ? builder.watermarkTicker
+						: Ticker.systemTicker(), builder.changeFeedMaxLag)
+				: ChangeFeedWatermark.NONE;
 		StringRedisTemplate template = new StringRedisTemplate(builder.connectionFactory);
 		this.breakers = circuitBreakerRegistry(builder);
 		this.bulkheads = bulkheadRegistry(builder);
@@ -401,7 +408,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		Duration lockTtl = this.redisSettings.lockTtl();
 		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
 				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark,
-						this.pending, this.refresher)
+						this.feed, this.pending, this.refresher)
 				: LocalTier.inFlightOnly(name, lockTtl, forCache);
 		Generations generations = new Generations(name, redis, this.clock, this.watermark,
 				() -> local.invalidateAll("generation"));
@@ -410,7 +417,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return new DefaultTieredCache<>(name, keyType, valueType, spec,
 				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
-						this.ticker, this.watermark, this.pending, forCache));
+						this.ticker, this.watermark, this.feed, this.pending, forCache));
 	}
 
 	/** The Redis tier of the real caches; for tests. */
@@ -468,7 +475,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 					? (runId) -> flush("the node of the invalidation stream restarted") : this::afterNewPrimary;
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, newServer,
-					this.metrics, this.watermark, (client instanceof RedisClusterClient) ? null : this.server);
+					this.metrics, this.watermark, this.feed, (client instanceof RedisClusterClient) ? null : this.server);
 			this.listener.start();
 		}
 		else {
@@ -610,6 +617,31 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
 	public @Nullable Duration getInvalidationSilence() {
 		return this.watermark.silence();
+	}
+
+	/**
+	 * How long ago the change feed last confirmed that both tiers hold every change committed before then (ADR
+	 * 0037), or {@code null} if it never has or none is followed. Past {@code change-feed-max-lag}, reads go to the
+	 * loader.
+	 */
+	public @Nullable Duration getChangeFeedSilence() {
+		return this.feed.silence();
+	}
+
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Appended to the invalidation stream after the feed's own invalidations, so that every instance applies those
+	 * first.
+	 */
+	@Override
+	public void changeFeedCaughtUp(Duration lag) {
+		try {
+			this.redis.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos());
+		}
+		catch (UnavailableException ex) {
+			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
+		}
 	}
 
 	/** The configuration of cache {@code name}: its own, else the defaults. */
@@ -855,6 +887,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 		private @Nullable Ticker watermarkTicker;
 
+		private @Nullable Duration changeFeedMaxLag;
+
 		private HotSetConfiguration hotSet = HotSetConfiguration.defaultConfig();
 
 		private @Nullable Executor refresher;
@@ -920,6 +954,17 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		 */
 		public Builder maxSilence(Duration maxSilence) {
 			this.maxSilence = maxSilence;
+			return this;
+		}
+
+		/**
+		 * Follows an external change feed (a reader of the database's binary log) that invalidates changes other
+		 * applications commit and confirms its progress with {@link #changeFeedCaughtUp}: while its last
+		 * confirmation is older than {@code maxLag}, neither tier is trusted and reads go to the loader (ADR 0037).
+		 * Without it (the default), only the invalidation stream bounds what the tiers serve.
+		 */
+		public Builder changeFeedMaxLag(Duration maxLag) {
+			this.changeFeedMaxLag = maxLag;
 			return this;
 		}
 

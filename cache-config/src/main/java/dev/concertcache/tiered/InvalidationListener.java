@@ -86,6 +86,15 @@ final class InvalidationListener implements Runnable {
 
 	private final InvalidationWatermark watermark;
 
+	private final ChangeFeedWatermark feed;
+
+	/**
+	 * When the last read that did not come back full was sent (watermark clock): every message of a later read was
+	 * appended after then. {@link InvalidationWatermark#NEVER} before the first, and while the stream is read again
+	 * from its start, whose messages are not new.
+	 */
+	private long previousRead = InvalidationWatermark.NEVER;
+
 	/**
 	 * Told of every other connection's disconnect on a standalone client, confirmed by the {@code run_id} check that
 	 * follows; {@code null} on a cluster, where {@link ClusterFailovers} watches the topology instead.
@@ -135,7 +144,8 @@ final class InvalidationListener implements Runnable {
 
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
-			TieredCacheMetrics metrics, InvalidationWatermark watermark, @Nullable ServerConfirmation server) {
+			TieredCacheMetrics metrics, InvalidationWatermark watermark, ChangeFeedWatermark feed,
+			@Nullable ServerConfirmation server) {
 		this.client = client;
 		this.stream = stream;
 		this.blockTimeout = blockTimeout;
@@ -145,6 +155,7 @@ final class InvalidationListener implements Runnable {
 		this.newServer = newServer;
 		this.metrics = metrics;
 		this.watermark = watermark;
+		this.feed = feed;
 		this.server = server;
 	}
 
@@ -221,11 +232,18 @@ final class InvalidationListener implements Runnable {
 				for (StreamMessage<String, String> message : batch) {
 					this.lastId = message.getId();
 					checkSequence(message.getBody().get("seq"));
-					deliver(message.getBody());
+					String feedLag = message.getBody().get(RedisTier.FEED_LAG);
+					if (feedLag != null) {
+						feedCaughtUp(feedLag);
+					}
+					else {
+						deliver(message.getBody());
+					}
 				}
 				if (batch.size() < BATCH) {
 					// Everything published before this read was sent is in it (a full batch may have more).
 					this.watermark.heardUntil(sentAt);
+					this.previousRead = sentAt;
 				}
 				this.reading = true;
 				backoff = null;
@@ -358,6 +376,7 @@ final class InvalidationListener implements Runnable {
 		this.runId = runId;
 		this.lastId = START;
 		this.lastSequence = -1;
+		this.previousRead = InvalidationWatermark.NEVER;
 		this.newServer.accept(runId);
 		return true;
 	}
@@ -365,6 +384,24 @@ final class InvalidationListener implements Runnable {
 	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
 	static String sequenceKey(String stream) {
 		return "{" + stream + "}:seq";
+	}
+
+	/**
+	 * A change feed's confirmation: every change committed {@code lag} before it was appended has been invalidated,
+	 * and it was appended after the previous read was sent, so every change committed before that read's send time
+	 * minus {@code lag} has (ADR 0037). A bound on this instance's own clock, whatever the feed's clock says.
+	 */
+	private void feedCaughtUp(String lag) {
+		long previous = this.previousRead;
+		if (previous == InvalidationWatermark.NEVER) {
+			return;
+		}
+		try {
+			this.feed.confirmedUntil(previous - Long.parseLong(lag));
+		}
+		catch (NumberFormatException ex) {
+			logger.warn("Ignoring a change feed confirmation with lag '" + lag + "'");
+		}
 	}
 
 	private void deliver(Map<String, String> body) {

@@ -48,9 +48,9 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 	/** Mode TIERED: values in Caffeine, fresh for the L1 time to live, kept longer only to be served stale. */
 	static <V> LocalTier<V> caffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics,
-			long maximumSize, Ticker ticker, InvalidationWatermark watermark, PendingEvictions pending,
-			Executor refresher) {
-		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark, pending, refresher);
+			long maximumSize, Ticker ticker, InvalidationWatermark watermark, ChangeFeedWatermark feed,
+			PendingEvictions pending, Executor refresher) {
+		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark, feed, pending, refresher);
 	}
 
 	/** Mode REDIS: nothing kept, concurrent reads of one key share one trip to Redis (and the loader). */
@@ -193,15 +193,19 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 		private final InvalidationWatermark watermark;
 
+		private final ChangeFeedWatermark feed;
+
 		private final PendingEvictions pending;
 
 		private final Executor refresher;
 
 		private InCaffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics, long maximumSize,
-				Ticker ticker, InvalidationWatermark watermark, PendingEvictions pending, Executor refresher) {
+				Ticker ticker, InvalidationWatermark watermark, ChangeFeedWatermark feed, PendingEvictions pending,
+				Executor refresher) {
 			super(cache, lockTtl, metrics);
 			this.ticker = ticker;
 			this.watermark = watermark;
+			this.feed = feed;
 			this.pending = pending;
 			this.refresher = refresher;
 			this.l1 = Caffeine.newBuilder()
@@ -240,8 +244,8 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 				long now = this.ticker.read();
 				// Not while an eviction of the key is pending (Redis down where it lives): a later write of it may
 				// not be announced until that one lands (ADR 0035, rule 2), so each read goes to the loader. Not for
-				// a whole cache's: every read of it would.
-				if (entry.isFreshAt(now) && this.watermark.covers(entry.readAt)
+				// a whole cache's: every read of it would. Not while the change feed is behind (ADR 0037).
+				if (entry.isFreshAt(now) && this.watermark.covers(entry.readAt) && this.feed.covers(entry)
 						&& !this.pending.coversKey(this.cache, key)) {
 					this.metrics.l1Hit.increment();
 					if (entry.claimRefreshAt(now)) {

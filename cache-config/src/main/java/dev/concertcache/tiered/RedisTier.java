@@ -114,6 +114,20 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
+	 * Numbers a change feed's confirmation (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the
+	 * nanoseconds before it was sent that every change the feed invalidates had been invalidated by.
+	 */
+	private static final RedisScript<Long> ANNOUNCE_FEED = RedisScript.of("""
+			local seq = redis.call('INCR', KEYS[2])
+			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'origin', ARGV[2], 'sent', ARGV[3],
+			  'feed-lag', ARGV[4])
+			return seq
+			""", Long.class);
+
+	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
+	static final String FEED_LAG = "feed-lag";
+
+	/**
 	 * The field of an invalidation message that narrows what it makes stale; without it, everything its key names in
 	 * both tiers. Instances of a version that does not know it clear L1 as for any evict-all: more than needed,
 	 * never less.
@@ -500,6 +514,13 @@ final class RedisTier {
 			return -result;
 		}
 		return result;
+	}
+
+	/** Appends a change feed's confirmation to the stream, past the breaker as announcements are. */
+	void announceChangeFeed(String origin, long sentAt, long lagNanos) {
+		callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(ANNOUNCE_FEED,
+				List.of(this.stream, this.streamSequence), String.valueOf(this.streamMaxLength), origin,
+				String.valueOf(sentAt), String.valueOf(lagNanos)));
 	}
 
 	private void announce(String cache, String key, long generation, String origin, long sentAt) {

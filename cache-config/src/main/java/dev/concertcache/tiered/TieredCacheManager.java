@@ -15,6 +15,16 @@ public interface TieredCacheManager {
 	<K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType);
 
 	/**
+	 * Tells every instance that an external change feed (a reader of the database's binary log) has invalidated
+	 * every change committed more than {@code lag} ago; instances built to follow a feed trust neither tier while
+	 * this was last said too long ago (ADR 0037). Does nothing where no feed is followed.
+	 * @param lag how long before now the changes the feed has invalidated were committed, at most
+	 * @throws RuntimeException if Redis did not take it; the next confirmation repeats it
+	 */
+	default void changeFeedCaughtUp(java.time.Duration lag) {
+	}
+
+	/**
 	 * Opens a warm-up whose reads never touch this manager's caches (see {@link TieredCacheWarmup}).
 	 * @throws IllegalStateException if one is open already
 	 */

@@ -128,6 +128,9 @@ final class TieredCacheMetrics {
 
 		final Counter staleServed;
 
+		/** Reads sent to the loader past both tiers because the change feed was behind (ADR 0037). */
+		final Counter feedBehind;
+
 		/** Redis reads of refresh-ahead (ADR 0204): not reads of a caller, so not in {@code tiered.cache.gets}. */
 		final LongAdder refreshHit;
 
@@ -158,6 +161,11 @@ final class TieredCacheMetrics {
 				.register(TieredCacheMetrics.this.registry);
 			this.staleServed = Counter.builder("tiered.cache.stale.served")
 				.description("Reads answered with an expired value because the loader failed")
+				.tag("cache", cache)
+				.register(TieredCacheMetrics.this.registry);
+			this.feedBehind = Counter.builder("tiered.cache.feed.behind.reads")
+				.description("Reads sent to the loader past L1 and Redis because the change feed had not confirmed "
+						+ "recently enough that both tiers hold every committed change")
 				.tag("cache", cache)
 				.register(TieredCacheMetrics.this.registry);
 			this.refreshHit = refreshes("hit");

@@ -1,8 +1,11 @@
 package dev.concertcache.api.capture;
 
 import java.io.IOException;
+import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -24,6 +27,7 @@ import com.github.shyiko.mysql.binlog.event.WriteRowsEventData;
 import com.github.shyiko.mysql.binlog.network.ServerException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.dao.DataAccessException;
@@ -32,6 +36,7 @@ import dev.concertcache.api.capture.CapturedTables.Kind;
 import dev.concertcache.api.capture.CapturedTables.Table;
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
+import dev.concertcache.tiered.TieredCacheManager;
 
 /**
  * Reads the binary log and turns every committed change of the concert and schedule tables into the
@@ -48,6 +53,9 @@ class BinlogCapture implements SmartLifecycle {
 	/** MySQL/MariaDB ER_MASTER_FATAL_ERROR_READING_BINLOG: the requested position is not on the server. */
 	private static final int POSITION_GONE = 1236;
 
+	/** Server positions kept while the reader is behind them; past it, the oldest are dropped. */
+	private static final int MAX_PROBES = 64;
+
 	private final CaptureProperties properties;
 
 	private final BinlogServer server;
@@ -59,6 +67,9 @@ class BinlogCapture implements SmartLifecycle {
 	private final ConcertCaches concertCaches;
 
 	private final ScheduleCaches scheduleCaches;
+
+	/** Where the reader's confirmations go (ADR 0037); {@code null} for none. */
+	private final @Nullable TieredCacheManager cacheManager;
 
 	private final CaptureMetrics metrics;
 
@@ -103,15 +114,28 @@ class BinlogCapture implements SmartLifecycle {
 	/** Whether a landing is queued on the landing thread that has not started yet. */
 	private final AtomicBoolean landingScheduled = new AtomicBoolean();
 
+	/** Reads the server's position and confirms what has landed, every progress interval (ADR 0037). */
+	private ScheduledExecutorService confirmations;
+
+	private BinlogServer.PositionProbe positionProbe;
+
+	/** Server positions read, oldest first, that the reader had not landed yet; on the confirmations thread only. */
+	private final Deque<Probe> probes = new ArrayDeque<>();
+
+	/** Runs before each landing of invalidations; tests park the landing thread there. */
+	private volatile Runnable beforeLanding = () -> {
+	};
+
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
-			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, CaptureMetrics metrics, Clock clock,
-			long serverId, Duration stalenessBound) {
+			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, @Nullable TieredCacheManager cacheManager,
+			CaptureMetrics metrics, Clock clock, long serverId, Duration stalenessBound) {
 		this.properties = properties;
 		this.server = server;
 		this.lease = lease;
 		this.tables = tables;
 		this.concertCaches = concertCaches;
 		this.scheduleCaches = scheduleCaches;
+		this.cacheManager = cacheManager;
 		this.metrics = metrics;
 		this.clock = clock;
 		this.serverId = serverId;
@@ -158,6 +182,56 @@ class BinlogCapture implements SmartLifecycle {
 		});
 		long retry = this.properties.getRetryInterval().toMillis();
 		this.landings.scheduleWithFixedDelay(this::landCurrent, retry, retry, TimeUnit.MILLISECONDS);
+		// A thread of its own: a slow database must not hold back the lease's renewals or the landings.
+		if (this.cacheManager == null) {
+			return;
+		}
+		this.positionProbe = this.server.positionProbe();
+		this.confirmations = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "binlog-capture-confirm");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long confirm = this.properties.getProgress().getInterval().toMillis();
+		this.confirmations.scheduleWithFixedDelay(this::confirmProgress, 0, confirm, TimeUnit.MILLISECONDS);
+	}
+
+	/**
+	 * While this instance reads: reads the server's position, then tells every instance how long ago the newest
+	 * position it read was read, of those the landings have reached (ADR 0037). Every transaction committed before
+	 * that was within the position, so its invalidations have landed. The position is read before it is compared,
+	 * so that an idle server's is confirmed at once.
+	 */
+	private void confirmProgress() {
+		try {
+			Transactions current = this.landing;
+			if (current == null || !this.running || !this.leader) {
+				this.probes.clear();
+				return;
+			}
+			BinlogPosition landed = current.landed;
+			long readAt = System.nanoTime();
+			try {
+				this.probes.addLast(new Probe(readAt, this.positionProbe.read(landed)));
+			}
+			catch (SQLException ex) {
+				logger.debug("Capture: cannot read the server's position", ex);
+			}
+			while (this.probes.size() > MAX_PROBES) {
+				this.probes.pollFirst();
+			}
+			landed = current.landed;
+			Probe newest = null;
+			while (!this.probes.isEmpty() && landed.includes(this.probes.peekFirst().position())) {
+				newest = this.probes.pollFirst();
+			}
+			if (newest != null) {
+				this.cacheManager.changeFeedCaughtUp(Duration.ofNanos(System.nanoTime() - newest.readAt()));
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.debug("Capture: confirming progress failed", ex);
+		}
 	}
 
 	/**
@@ -207,6 +281,10 @@ class BinlogCapture implements SmartLifecycle {
 		if (this.landings != null) {
 			this.landings.shutdownNow();
 		}
+		if (this.confirmations != null) {
+			this.confirmations.shutdownNow();
+			this.positionProbe.close();
+		}
 		disconnect();
 		if (this.reader != null) {
 			try {
@@ -253,6 +331,11 @@ class BinlogCapture implements SmartLifecycle {
 
 	Duration stalenessBound() {
 		return this.stalenessBound;
+	}
+
+	/** Parks each landing of invalidations before it starts; for tests of a reader that falls behind. */
+	void beforeLanding(Runnable hook) {
+		this.beforeLanding = hook;
 	}
 
 	/** The reader's connection to the server, for tests that break it. */
@@ -421,7 +504,7 @@ class BinlogCapture implements SmartLifecycle {
 			return true;
 		}
 		BinaryLogClient client = newClient(position);
-		Transactions listener = new Transactions(client);
+		Transactions listener = new Transactions(client, position);
 		client.registerEventListener(listener);
 		client.registerLifecycleListener(listener);
 		this.client = client;
@@ -522,6 +605,10 @@ class BinlogCapture implements SmartLifecycle {
 		return (a.compareTo(b) <= 0) ? a : b;
 	}
 
+	/** A server position and when it was read ({@link System#nanoTime()}). */
+	private record Probe(long readAt, BinlogPosition position) {
+	}
+
 	/** Where the capture is. */
 	enum State {
 
@@ -570,12 +657,23 @@ class BinlogCapture implements SmartLifecycle {
 		/** The position after the last committed transaction, to store once everything before it has landed. */
 		private BinlogPosition toStore;
 
+		/** The position after the last committed transaction read, stored or not. */
+		private BinlogPosition received;
+
+		/**
+		 * The position up to which every committed transaction's invalidations have landed (stored in Redis or not):
+		 * what confirmations go by (ADR 0037).
+		 */
+		private volatile BinlogPosition landed;
+
 		private long toStoreOffset;
 
 		private volatile Exception failure;
 
-		Transactions(BinaryLogClient client) {
+		Transactions(BinaryLogClient client, BinlogPosition start) {
 			this.client = client;
+			this.received = start;
+			this.landed = start;
 		}
 
 		@Override
@@ -702,6 +800,7 @@ class BinlogCapture implements SmartLifecycle {
 				}
 				this.toStore = position;
 				this.toStoreOffset = header.getNextPosition();
+				this.received = position;
 			}
 			landSoon();
 		}
@@ -725,7 +824,9 @@ class BinlogCapture implements SmartLifecycle {
 			long nextPosition;
 			BinlogPosition store;
 			long storeOffset;
+			BinlogPosition through;
 			synchronized (this) {
+				through = this.received;
 				batch = this.unlanded;
 				this.unlanded = new TransactionChanges();
 				oldest = this.oldestUnlanded;
@@ -734,6 +835,7 @@ class BinlogCapture implements SmartLifecycle {
 				storeOffset = this.toStoreOffset;
 			}
 			if (!batch.isEmpty()) {
+				BinlogCapture.this.beforeLanding.run();
 				try {
 					batch.invalidate(BinlogCapture.this.concertCaches, BinlogCapture.this.scheduleCaches,
 							BinlogCapture.this.properties.getMaxKeysPerTransaction());
@@ -751,6 +853,7 @@ class BinlogCapture implements SmartLifecycle {
 				}
 				BinlogCapture.this.metrics.committed(oldest, BinlogCapture.this.clock.millis(), nextPosition);
 			}
+			this.landed = through;
 			if (store == null) {
 				return;
 			}

@@ -1,6 +1,11 @@
 package dev.concertcache.api.capture;
 
+import java.util.HashMap;
+import java.util.Map;
+
 import com.github.shyiko.mysql.binlog.BinaryLogClient;
+import com.github.shyiko.mysql.binlog.GtidSet;
+import com.github.shyiko.mysql.binlog.MariadbGtidSet;
 
 /**
  * Where reading of one server's binary log resumes: a GTID set where the server has GTIDs, else a file and an
@@ -47,6 +52,55 @@ record BinlogPosition(String server, String gtidSet, String file, long offset) {
 			// Not a position: treated as none.
 		}
 		return null;
+	}
+
+	/**
+	 * Whether reading up to this position has read every transaction up to {@code other}, of the same server and
+	 * kind: a MariaDB GTID position's sequence number is at least the other's in each of its domains (whichever
+	 * server wrote them, as MariaDB orders them), a MySQL GTID set contains the other, a file position is not
+	 * before the other.
+	 */
+	boolean includes(BinlogPosition other) {
+		if (!this.server.equals(other.server)) {
+			return false;
+		}
+		if (this.gtidSet != null && other.gtidSet != null) {
+			if (MariadbGtidSet.isMariaGtidSet(other.gtidSet) && MariadbGtidSet.isMariaGtidSet(this.gtidSet)) {
+				Map<Long, Long> reached = mariaDbSequences(this.gtidSet);
+				return mariaDbSequences(other.gtidSet).entrySet().stream()
+					.allMatch((domain) -> reached.getOrDefault(domain.getKey(), -1L) >= domain.getValue());
+			}
+			return GtidSet.parse(other.gtidSet).isContainedWithin(GtidSet.parse(this.gtidSet));
+		}
+		if (this.file != null && other.file != null) {
+			int files = compareFiles(this.file, other.file);
+			return files > 0 || (files == 0 && this.offset >= other.offset);
+		}
+		return false;
+	}
+
+	/** The highest sequence number of each domain of a MariaDB GTID position ({@code domain-server-sequence,...}). */
+	private static Map<Long, Long> mariaDbSequences(String gtidSet) {
+		Map<Long, Long> sequences = new HashMap<>();
+		for (String gtid : gtidSet.split(",")) {
+			String[] parts = gtid.trim().split("-");
+			if (parts.length == 3) {
+				sequences.merge(Long.parseLong(parts[0]), Long.parseLong(parts[2]), Math::max);
+			}
+		}
+		return sequences;
+	}
+
+	/** Binlog files of one server differ in their numbered extension ({@code mariadb-bin.000012}). */
+	private static int compareFiles(String a, String b) {
+		String aNumber = a.substring(a.lastIndexOf('.') + 1);
+		String bNumber = b.substring(b.lastIndexOf('.') + 1);
+		try {
+			return Long.compare(Long.parseLong(aNumber), Long.parseLong(bNumber));
+		}
+		catch (NumberFormatException ex) {
+			return a.compareTo(b);
+		}
 	}
 
 	/** Points {@code client} at this position. */

@@ -113,7 +113,21 @@ class BinlogServer {
 
 	/** The server's position now: its GTID set where it has GTIDs, else its current file and offset. */
 	BinlogPosition currentPosition() throws SQLException {
-		try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+		try (Connection connection = connect()) {
+			return currentPosition(connection);
+		}
+	}
+
+	/**
+	 * A connection held open to read the server's position several times a second (ADR 0037): every transaction
+	 * committed before a read is within the position it returns.
+	 */
+	PositionProbe positionProbe() {
+		return new PositionProbe();
+	}
+
+	private BinlogPosition currentPosition(Connection connection) throws SQLException {
+		try (Statement statement = connection.createStatement()) {
 			if (isMariaDb(connection)) {
 				String gtid = single(statement, "SELECT @@gtid_binlog_pos");
 				if (gtid != null && !gtid.isBlank()) {
@@ -146,6 +160,57 @@ class BinlogServer {
 				return rs.getInt(1) - 1;
 			}
 		}
+	}
+
+	/**
+	 * The server's position in the kind of another, over one connection, opened again after a failure. With
+	 * {@code SHOW} statements, not {@code SELECT}s: what the database's {@code Com_select} counts stays the
+	 * application's reads.
+	 */
+	final class PositionProbe implements AutoCloseable {
+
+		private Connection connection;
+
+		/** The variable that holds the GTID position: MariaDB's or MySQL's. */
+		private String gtidVariable;
+
+		/**
+		 * The server's position now, a GTID set if {@code kind} is one, else a file and offset: comparable with
+		 * positions the reader reached.
+		 */
+		synchronized BinlogPosition read(BinlogPosition kind) throws SQLException {
+			if (this.connection == null) {
+				this.connection = connect();
+				this.gtidVariable = isMariaDb(this.connection) ? "gtid_binlog_pos" : "gtid_executed";
+			}
+			try (Statement statement = this.connection.createStatement()) {
+				if (kind.gtidSet() == null) {
+					return filePosition(statement);
+				}
+				try (ResultSet rs = statement.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + this.gtidVariable + "'")) {
+					String gtid = rs.next() ? rs.getString(2) : null;
+					return BinlogPosition.gtid(address(), (gtid != null) ? gtid.replace("\n", "") : "");
+				}
+			}
+			catch (SQLException ex) {
+				close();
+				throw ex;
+			}
+		}
+
+		@Override
+		public synchronized void close() {
+			if (this.connection != null) {
+				try {
+					this.connection.close();
+				}
+				catch (SQLException ex) {
+					// Gone already.
+				}
+				this.connection = null;
+			}
+		}
+
 	}
 
 	private BinlogPosition filePosition(Statement statement) throws SQLException {

@@ -22,6 +22,8 @@ import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheConfiguration;
+import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 
 /**
@@ -40,7 +42,8 @@ class CaptureConfiguration {
 
 	@Bean
 	BinlogCapture binlogCapture(CaptureProperties properties, Environment environment, StringRedisTemplate redis,
-			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, ObjectProvider<MeterRegistry> meterRegistry,
+			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, ObjectProvider<TieredCacheManager> cacheManager,
+			ObjectProvider<MeterRegistry> meterRegistry,
 			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
 		String url = environment.getRequiredProperty("spring.datasource.url");
 		Matcher matcher = JDBC_URL.matcher(url);
@@ -65,8 +68,22 @@ class CaptureConfiguration {
 		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
 		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
-				concertCaches, scheduleCaches, new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
+				concertCaches, scheduleCaches, cacheManager.getIfAvailable(), new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
 				clock, serverId, stalenessBound(caches));
+	}
+
+	/**
+	 * In mode {@code required}, every instance's tiers go by the reader's confirmations (ADR 0037): a change another
+	 * application committed is never served from a tier longer than {@code progress.max-lag} after the reader
+	 * last confirmed. In mode {@code optional} the service may run without a reader, so nothing waits for one.
+	 */
+	@Bean
+	TieredCacheManagerCustomizer captureFollowedByTheCaches(CaptureProperties properties) {
+		return (builder) -> {
+			if (properties.getMode() == CaptureProperties.Mode.REQUIRED) {
+				builder.changeFeedMaxLag(properties.getProgress().getMaxLag());
+			}
+		};
 	}
 
 	@Bean

@@ -29,6 +29,15 @@ public class CaptureProperties {
 	/** Default of {@code concert-cache.capture.connect-timeout}. */
 	public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
+	/** Default of {@code concert-cache.capture.progress.interval}. */
+	public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofMillis(100);
+
+	/**
+	 * Default of {@code concert-cache.capture.progress.max-lag}: below the freshness contract's second by the
+	 * confirmation's own trip and a read's time.
+	 */
+	public static final Duration DEFAULT_MAX_LAG = Duration.ofMillis(750);
+
 	/** Default of {@code concert-cache.capture.max-keys-per-transaction}. */
 	public static final int DEFAULT_MAX_KEYS_PER_TRANSACTION = 1000;
 
@@ -83,6 +92,9 @@ public class CaptureProperties {
 
 	/** The tables whose row changes invalidate caches, and their key columns. */
 	private final Tables tables = new Tables();
+
+	/** How the reader confirms what it has invalidated, and how old a confirmation every instance accepts. */
+	private final Progress progress = new Progress();
 
 	public Mode getMode() {
 		return this.mode;
@@ -168,6 +180,10 @@ public class CaptureProperties {
 		return this.tables;
 	}
 
+	public Progress getProgress() {
+		return this.progress;
+	}
+
 	/** How strictly the service depends on reading the binary log. */
 	public enum Mode {
 
@@ -200,6 +216,40 @@ public class CaptureProperties {
 
 		public void setTtl(Duration ttl) {
 			this.ttl = ttl;
+		}
+
+	}
+
+	/**
+	 * The reader's confirmations (ADR 0037): every interval it reads the server's binary log position and, once it
+	 * has invalidated every change up to a position read earlier, tells every instance how long ago that was.
+	 */
+	public static class Progress {
+
+		/** How often the reader reads the server's position and confirms what it has invalidated. */
+		private Duration interval = DEFAULT_PROGRESS_INTERVAL;
+
+		/**
+		 * In mode {@code required}, how old the last confirmation may be before an instance reads past both cache
+		 * tiers from the database: a stalled, lagging or missing reader then costs database reads, never a value
+		 * older than this.
+		 */
+		private Duration maxLag = DEFAULT_MAX_LAG;
+
+		public Duration getInterval() {
+			return this.interval;
+		}
+
+		public void setInterval(Duration interval) {
+			this.interval = interval;
+		}
+
+		public Duration getMaxLag() {
+			return this.maxLag;
+		}
+
+		public void setMaxLag(Duration maxLag) {
+			this.maxLag = maxLag;
 		}
 
 	}

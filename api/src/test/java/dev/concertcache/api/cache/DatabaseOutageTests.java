@@ -421,7 +421,7 @@ class DatabaseOutageTests extends ApiHttpTestSupport {
 					"--spring.datasource.username=" + MariaDbServer.USER,
 					"--spring.datasource.password=" + MariaDbServer.PASSWORD, "--spring.data.redis.host=127.0.0.1",
 					"--spring.data.redis.port=" + RedisServer.shared().port(), "--concert-cache.admin-token=" + TOKEN, "--concert-cache.cursor-secret=" + CURSOR_SECRET,
-					"--concert-cache.warmup.max-duration=0s");
+					"--concert-cache.warmup.max-duration=0s", "--concert-cache.capture.mode=off");
 	}
 
 	/** Cache time for this class's context: the system's, plus however far the tests have moved it. */

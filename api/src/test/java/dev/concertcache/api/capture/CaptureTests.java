@@ -8,6 +8,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -218,6 +220,40 @@ class CaptureTests extends ApiHttpTestSupport {
 		sql("UPDATE concert SET title = 'Changed After The Purge' WHERE id = 6");
 		await().atMost(PROMPTLY).untilAsserted(() -> assertThat(title(this.port, 6)).isEqualTo("Changed After The Purge"));
 		assertThat(positionLost() - flushes).as("exactly one flush").isEqualTo(1);
+	}
+
+	@Test
+	void aChangeTheReaderHasNotLandedIsServedFromTheDatabaseOnceItsLastConfirmationIsOlderThanMaxLag()
+			throws Exception {
+		try (ConfigurableApplicationContext second = secondInstance()) {
+			int other = port(second);
+			for (int port : new int[] { this.port, other }) {
+				assertThat(title(port, 14)).isNotEqualTo("Past The Stalled Reader");
+			}
+			CountDownLatch release = new CountDownLatch(1);
+			// The reader reads the change but cannot land it: a stalled landing thread, a reader far behind.
+			this.capture.beforeLanding(() -> {
+				try {
+					release.await(1, TimeUnit.MINUTES);
+				}
+				catch (InterruptedException ex) {
+					Thread.currentThread().interrupt();
+				}
+			});
+			try {
+				sql("UPDATE concert SET title = 'Past The Stalled Reader' WHERE id = 14");
+				for (int port : new int[] { this.port, other }) {
+					await().atMost(PROMPTLY)
+						.untilAsserted(() -> assertThat(title(port, 14)).isEqualTo("Past The Stalled Reader"));
+				}
+				assertThat(tombstoned(14)).as("not invalidated: both tiers were read past").isFalse();
+			}
+			finally {
+				this.capture.beforeLanding(() -> {
+				});
+				release.countDown();
+			}
+		}
 	}
 
 	@Test

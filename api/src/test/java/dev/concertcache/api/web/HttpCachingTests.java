@@ -15,6 +15,7 @@ import dev.concertcache.api.ApiApplication;
 import dev.concertcache.api.CachedApiTestSupport;
 import dev.concertcache.testsupport.MariaDbServer;
 import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.TieredCacheManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -62,6 +63,7 @@ class HttpCachingTests extends CachedApiTestSupport {
 		List<Response> first = READS.stream().map(this::get).toList();
 		try (ConfigurableApplicationContext second = secondInstance()) {
 			int port = second.getEnvironment().getProperty("local.server.port", Integer.class);
+			awaitCaptureConfirmed(second.getBean(TieredCacheManager.class));
 			for (int i = 0; i < READS.size(); i++) {
 				Response fromRedis = send(port, READS.get(i), null);
 				assertThat(fromRedis.header("Cache-Status")).as(READS.get(i)).isEqualTo("concert-cache; hit; detail=l2");

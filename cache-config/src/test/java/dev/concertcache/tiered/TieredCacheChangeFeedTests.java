@@ -1,0 +1,159 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import dev.concertcache.testsupport.RedisServer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The tiers of an instance that follows a change feed (ADR 0037): a change committed past the application is
+ * invalidated only when the feed gets to it, so while the feed's last confirmation is older than
+ * {@code change-feed-max-lag} neither L1 nor Redis answers. Real Redis; the feed's stall is a feed that says nothing,
+ * time a fake watermark ticker.
+ */
+class TieredCacheChangeFeedTests {
+
+	private static final Duration MAX_LAG = Duration.ofMillis(750);
+
+	private static final Item OLD = new Item(1, "old");
+
+	private static final Item NEW = new Item(1, "new");
+
+	private final List<AutoCloseable> closeables = new ArrayList<>();
+
+	@AfterEach
+	void close() throws Exception {
+		for (AutoCloseable closeable : this.closeables) {
+			closeable.close();
+		}
+	}
+
+	@Test
+	void anInstanceThatHasNeverHeardTheFeedReadsFromTheLoaderPastTheValueRedisHolds() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		instance(properties).cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
+		CacheInstance follower = instance(following(properties));
+		CacheUnderTest<Long, Item> cache = follower.cache("items", Long.class, Item.class);
+		CountingLoader database = new CountingLoader();
+
+		assertThat(cache.get(1L, database.returning(NEW))).contains(NEW);
+		assertThat(cache.get(1L, database.returning(NEW))).as("loaded within max-lag: L1").contains(NEW);
+		assertThat(database.calls()).isEqualTo(1);
+		assertThat(follower.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	@Test
+	void aChangeTheStalledFeedHasNotInvalidatedIsServedByTheLoaderOnceItsLastConfirmationIsOlderThanMaxLag() {
+		CacheInstance.Settings properties = following(CacheInstance.properties());
+		CacheInstance loadedIt = instance(properties);
+		CacheInstance readItFromRedis = instance(properties);
+		confirm(loadedIt, Duration.ZERO);
+		awaitConfirmed(readItFromRedis);
+		CacheUnderTest<Long, Item> onLoader = loadedIt.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onReader = readItFromRedis.cache("items", Long.class, Item.class);
+		assertThat(onLoader.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		assertThat(onReader.get(1L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
+
+		// Committed past the application; the feed that would invalidate it has stalled and says nothing.
+		loadedIt.watermark.advance(Duration.ofMillis(500));
+		readItFromRedis.watermark.advance(Duration.ofMillis(500));
+		assertThat(onLoader.get(1L, () -> Optional.of(NEW))).as("within max-lag: L1").contains(OLD);
+		loadedIt.watermark.advance(Duration.ofMillis(300));
+		readItFromRedis.watermark.advance(Duration.ofMillis(300));
+
+		assertThat(onLoader.get(1L, () -> Optional.of(NEW))).as("past max-lag: past L1").contains(NEW);
+		assertThat(onReader.get(1L, () -> Optional.of(NEW))).as("past max-lag: past L1 and Redis").contains(NEW);
+		assertThat(readItFromRedis.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	@Test
+	void aConfirmationsLagCountsAgainstMaxLag() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		instance(properties).cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
+		CacheInstance follower = instance(following(properties));
+		CacheUnderTest<Long, Item> cache = follower.cache("items", Long.class, Item.class);
+		confirm(follower, Duration.ofMillis(600));
+		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
+
+		follower.watermark.advance(Duration.ofMillis(200));
+
+		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("600 + 200 ms past the last confirmed change")
+			.contains(NEW);
+	}
+
+	@Test
+	void aConfirmationReadLateCountsFromTheReadBeforeTheOneThatBroughtIt() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		instance(properties).cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
+		CacheInstance follower = instance(following(properties));
+		CacheUnderTest<Long, Item> cache = follower.cache("items", Long.class, Item.class);
+		confirm(follower, Duration.ZERO);
+		// Appended while this instance does not read the stream (a stalled listener); read a second later.
+		follower.manager.listener().stop();
+		follower.manager.changeFeedCaughtUp(Duration.ZERO);
+		follower.watermark.advance(Duration.ofSeconds(1));
+		follower.manager.listener().start();
+		await().atMost(Duration.ofSeconds(10)).until(() -> Duration.ZERO.equals(follower.manager.getInvalidationSilence()));
+
+		assertThat(follower.manager.getChangeFeedSilence()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("not from Redis").contains(NEW);
+	}
+
+	@Test
+	void onceTheFeedConfirmsAgainRedisAnswersAgain() {
+		CacheInstance.Settings properties = following(CacheInstance.properties());
+		CacheInstance other = instance(properties);
+		CacheInstance instance = instance(properties);
+		confirm(other, Duration.ZERO);
+		CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
+		onOther.get(1L, () -> Optional.of(OLD));
+		onOther.get(2L, () -> Optional.of(OLD));
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("the feed is behind: past Redis").contains(NEW);
+
+		confirm(instance, Duration.ZERO);
+
+		assertThat(cache.get(2L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
+		assertThat(instance.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	/**
+	 * Says, as the feed does every so often, that every change committed {@code lag} ago has been invalidated, until
+	 * the instance heard it from a read sent after its watermark clock last moved.
+	 */
+	private static void confirm(CacheInstance instance, Duration lag) {
+		await().atMost(Duration.ofSeconds(10)).until(() -> {
+			instance.manager.changeFeedCaughtUp(lag);
+			Duration silence = instance.manager.getChangeFeedSilence();
+			return silence != null && silence.compareTo(lag.plus(Duration.ofMillis(1))) < 0;
+		});
+	}
+
+	/** Waits until the instance heard a confirmation no older than max-lag. */
+	private static void awaitConfirmed(CacheInstance instance) {
+		await().atMost(Duration.ofSeconds(10)).until(() -> {
+			Duration silence = instance.manager.getChangeFeedSilence();
+			return silence != null && silence.compareTo(MAX_LAG) <= 0;
+		});
+	}
+
+	private static CacheInstance.Settings following(CacheInstance.Settings properties) {
+		return properties.and((builder) -> builder.changeFeedMaxLag(MAX_LAG));
+	}
+
+	private CacheInstance instance(CacheInstance.Settings properties) {
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
+		this.closeables.add(instance);
+		return instance;
+	}
+
+}
