@@ -148,8 +148,10 @@ test('formats ratios, rates, latencies and counts', () => {
 });
 
 /** The capture's meters as Micrometer exposes them (ADR 0033). */
-function captureScrape({ events = 0, lag = {}, reconnects = 0, lost = 0, leader = 1 }) {
+function captureScrape({ events = 0, lag = {}, reconnects = 0, lost = 0, leader = 1, behind = 0 }) {
   const lines = [
+    `tiered_cache_feed_behind_reads_total{cache="concert"} ${behind}`,
+    'tiered_cache_feed_behind_reads_total{cache="schedules"} 0.0',
     `concert_cache_capture_events_total{table="concert",type="update"} ${events}`,
     'concert_cache_capture_events_total{table="schedule",type="insert"} 0.0',
     `concert_cache_capture_reconnects_total ${reconnects}`,
@@ -174,9 +176,18 @@ test('capture figures: row changes per second, lag quantiles, reconnects and los
   assert.equal(dashboard.level('capture-position-lost', 1), 'bad');
 });
 
+test('reads past both tiers while the reader had not confirmed: a rate over the window, a warning when any', () => {
+  const v = view(captureScrape({ behind: 4 }), captureScrape({ behind: 44 }));
+  assert.equal(v['feed-behind-rate'], 20);
+  assert.equal(v['feed-behind'], 40);
+  assert.equal(dashboard.level('feed-behind-rate', 20), 'warn');
+  assert.equal(dashboard.level('feed-behind-rate', 0), null);
+});
+
 test('capture figures are absent with capture off, and a standby instance says so', () => {
   const off = view(scrape({}), scrape({}));
-  for (const metric of ['capture-leader', 'capture-events-rate', 'capture-lag-p99', 'capture-reconnects']) {
+  for (const metric of ['capture-leader', 'capture-events-rate', 'capture-lag-p99', 'capture-reconnects',
+    'feed-behind-rate']) {
     assert.equal(off[metric], null, metric);
   }
   assert.equal(view(captureScrape({ leader: 0 }), captureScrape({ leader: 0 }))['capture-leader'], 'standby');

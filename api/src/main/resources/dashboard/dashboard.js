@@ -37,13 +37,14 @@
     'concert_cache_capture_reconnects_total',
     'concert_cache_capture_position_lost_total',
     'concert_cache_capture_leader',
+    'tiered_cache_feed_behind_reads_total',
   ]);
 
   /** Numbers plotted for every poll, one sparkline each (latency has two lines in one). */
   const SERIES = [
     'hit-ratio-overall', 'hit-ratio-l1', 'hit-ratio-l2', 'db-loads-rate', 'requests-rate', 'latency-p95',
     'latency-p99', 'errors-5xx-rate', 'hikari-pending', 'l2-errors-rate', 'lettuce-rate', 'stale-served-rate',
-    'capture-events-rate', 'capture-lag-p50', 'capture-lag-p99',
+    'capture-events-rate', 'capture-lag-p50', 'capture-lag-p99', 'feed-behind-rate',
   ];
 
   // ---- Text exposition format (version 0.0.4) ----------------------------------------------------------
@@ -205,6 +206,9 @@
           snap.captureLeader = value === 1;
           snap.present.add('capture');
           break;
+        case 'tiered_cache_feed_behind_reads_total':
+          add(counters, key('feed-behind'), value);
+          break;
         case 'resilience4j_circuitbreaker_state':
           if (l.name === BREAKER) {
             snap.present.add('breaker');
@@ -310,7 +314,7 @@
     const routeOf = (name) => routes.get(name) || routes.set(name, emptyRoute(name)).get(name);
     let errors = 0;
     let lettuce = 0;
-    const capture = { events: 0, reconnects: 0, lost: 0, buckets: [] };
+    const capture = { events: 0, reconnects: 0, lost: 0, buckets: [], behind: 0 };
     for (const [k, value] of increments) {
       const p = k.split(SEP);
       switch (p[0]) {
@@ -354,6 +358,9 @@
           break;
         case 'capture-position-lost':
           capture.lost += value;
+          break;
+        case 'feed-behind':
+          capture.behind += value;
           break;
         default:
       }
@@ -409,6 +416,9 @@
       'capture-lag-p99': quantile(0.99, capture.buckets),
       'capture-reconnects': captured ? capture.reconnects : null,
       'capture-position-lost': captured ? capture.lost : null,
+      // Reads past both tiers while the reader had not confirmed recently (ADR 0037).
+      'feed-behind-rate': captured ? rate(capture.behind) : null,
+      'feed-behind': captured ? capture.behind : null,
       'caches': [...caches.values()].sort((a, b) => a.name.localeCompare(b.name)).map((c) => ({
         'name': c.name,
         'cache-lookups-rate': rate((c.l1hit + c.l1miss > 0) ? c.l1hit + c.l1miss : c.l2hit + c.l2miss),
@@ -481,6 +491,7 @@
         }
       case 'hikari-pending':
       case 'capture-reconnects':
+      case 'feed-behind-rate':
         return (value > 0) ? 'warn' : null;
       case 'capture-position-lost':
         return (value > 0) ? 'bad' : null;
