@@ -257,6 +257,26 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
+	void whileTheDatabaseIsDownNoCachedValueIsServedAsFreshOnceTheLastConfirmationIsOlderThanMaxLag() {
+		title(this.port, 16);
+		assertThat(get(this.port, "/api/concerts/16/schedules").status()).isEqualTo(200);
+		database.kill();
+		try {
+			// A change committed just before the outage may not have landed: nobody can vouch for the tiers now.
+			await().atMost(PROMPTLY)
+				.untilAsserted(() -> assertThat(get(this.port, "/api/concerts/16/schedules").status()).isEqualTo(503));
+			Response concert = get(this.port, "/api/concerts/16");
+			assertThat(concert.status()).as("stale-if-error, marked").isEqualTo(200);
+			assertThat(concert.header("Cache-Status")).contains("fwd=stale");
+		}
+		finally {
+			database.start();
+		}
+		await().atMost(Duration.ofSeconds(20))
+			.untilAsserted(() -> assertThat(get(this.port, "/api/concerts/16/schedules").status()).isEqualTo(200));
+	}
+
+	@Test
 	void aKilledBinlogConnectionResumesWithoutMissingAChange() throws Exception {
 		title(this.port, 7);
 		double reconnects = this.meters.counter("concert.cache.capture.reconnects").count();
