@@ -145,7 +145,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			evictInRedis(encoded, () -> this.pending.add(this.name, encoded));
 		}
 		catch (UnavailableException ex) {
-			throw new InvalidationFailedException(this.name, ex);
+			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
 		}
 	}
 
@@ -155,7 +155,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 		}
 		catch (UnavailableException ex) {
-			throw new InvalidationFailedException(this.name, ex);
+			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
 		}
 	}
 

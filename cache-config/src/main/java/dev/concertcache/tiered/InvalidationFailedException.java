@@ -8,8 +8,27 @@ package dev.concertcache.tiered;
  */
 public class InvalidationFailedException extends RuntimeException {
 
+	private final boolean everyInstanceTold;
+
 	public InvalidationFailedException(String cache, Throwable cause) {
+		this(cache, cause, false);
+	}
+
+	/**
+	 * @param everyInstanceTold whether every instance was told on the invalidation stream that this invalidation has
+	 * not landed (each then reads the key from the loader, past both tiers, until it does)
+	 */
+	public InvalidationFailedException(String cache, Throwable cause, boolean everyInstanceTold) {
 		super("Invalidation of cache '" + cache + "' did not reach Redis: " + cause.getMessage(), cause);
+		this.everyInstanceTold = everyInstanceTold;
+	}
+
+	/**
+	 * Whether every instance was told that this invalidation has not landed: none serves the old value meanwhile,
+	 * though Redis still holds it until a retry lands (ADR 0035, ADR 0037).
+	 */
+	public boolean isEveryInstanceTold() {
+		return this.everyInstanceTold;
 	}
 
 }

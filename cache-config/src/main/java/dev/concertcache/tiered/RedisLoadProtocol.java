@@ -325,8 +325,7 @@ final class RedisLoadProtocol<V> {
 					this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
 		}
 		catch (UnavailableException ex) {
-			announceNotLanded(key);
-			throw ex;
+			throw ex.told(announceNotLanded(key));
 		}
 		this.notLanded.landed(key);
 		sent("explicit");
@@ -340,8 +339,7 @@ final class RedisLoadProtocol<V> {
 			next = this.redis.evictAll(this.cache, this.settings.instanceId(), this.settings.clock().millis());
 		}
 		catch (UnavailableException ex) {
-			announceNotLanded(PendingEvictions.ALL);
-			throw ex;
+			throw ex.told(announceNotLanded(PendingEvictions.ALL));
 		}
 		this.notLanded.landed(PendingEvictions.ALL);
 		sent("generation");
@@ -353,11 +351,19 @@ final class RedisLoadProtocol<V> {
 		this.notLanded.heard(key);
 	}
 
-	private void announceNotLanded(String key) {
-		if (this.notLanded.claim(key) && !this.redis.announceNotLanded(this.cache, key, this.settings.instanceId(),
-				this.settings.clock().millis())) {
-			this.notLanded.notTold(key);
+	/**
+	 * Tells every instance that the eviction of {@code key} has not landed, unless they were told within max-silence.
+	 * @return whether they have been told, now or then: each keeps the key pending until it lands
+	 */
+	private boolean announceNotLanded(String key) {
+		if (!this.notLanded.claim(key)) {
+			return true;
 		}
+		if (!this.redis.announceNotLanded(this.cache, key, this.settings.instanceId(), this.settings.clock().millis())) {
+			this.notLanded.notTold(key);
+			return false;
+		}
+		return true;
 	}
 
 	private void sent(String cause) {

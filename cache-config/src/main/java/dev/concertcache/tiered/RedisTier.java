@@ -613,8 +613,24 @@ final class RedisTier {
 	/** Redis could not be used for this call; the read or write goes on without it. */
 	static final class UnavailableException extends RuntimeException {
 
+		private final boolean everyInstanceTold;
+
 		UnavailableException(Throwable cause) {
+			this(cause, false);
+		}
+
+		private UnavailableException(Throwable cause, boolean everyInstanceTold) {
 			super(cause.getMessage(), cause, false, false);
+			this.everyInstanceTold = everyInstanceTold;
+		}
+
+		/** This failure of an eviction, and whether every instance was told on the stream that it has not landed. */
+		UnavailableException told(boolean everyInstanceTold) {
+			return new UnavailableException(getCause(), everyInstanceTold);
+		}
+
+		boolean everyInstanceTold() {
+			return this.everyInstanceTold;
 		}
 
 	}

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import dev.concertcache.testsupport.RedisServer;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -124,6 +125,36 @@ class TieredCacheChangeFeedTests {
 
 		assertThat(cache.get(2L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
 		assertThat(instance.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	@Test
+	void anInvalidationRedisRefusesSaysWhetherEveryInstanceWasToldToReadTheKeyFromTheLoader() {
+		try (RedisServer redis = new RedisServer()) {
+			redis.start();
+			CacheInstance.Settings properties = CacheInstance.properties();
+			CacheInstance feed = CacheInstance.start(redis, properties);
+			CacheInstance other = CacheInstance.start(redis, properties);
+			this.closeables.add(feed);
+			this.closeables.add(other);
+			CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
+			onOther.get(1L, () -> Optional.of(OLD));
+			String stream = properties.keyPrefix() + ":invalidations";
+			// Only the stream takes writes, as with the node of the key's slot down until its replica is promoted.
+			redis.command("ACL", "SETUSER", "default", "resetkeys", "~" + stream,
+					"~" + InvalidationListener.sequenceKey(stream));
+
+			assertThatExceptionOfType(InvalidationFailedException.class)
+				.isThrownBy(() -> feed.cache("items", Long.class, Item.class).invalidate(1L))
+				.satisfies((failed) -> assertThat(failed.isEveryInstanceTold()).isTrue());
+			await().atMost(Duration.ofSeconds(5)).until(() -> !onOther.isInL1(1L));
+			assertThat(onOther.get(1L, () -> Optional.of(NEW))).as("pending: from the loader").contains(NEW);
+
+			redis.command("ACL", "SETUSER", "default", "resetkeys");
+			assertThatExceptionOfType(InvalidationFailedException.class)
+				.isThrownBy(() -> feed.cache("items", Long.class, Item.class).invalidate(2L))
+				.satisfies((failed) -> assertThat(failed.isEveryInstanceTold()).as("the stream refused too").isFalse());
+			redis.command("ACL", "SETUSER", "default", "allkeys");
+		}
 	}
 
 	/**

@@ -36,6 +36,7 @@ import dev.concertcache.api.capture.CapturedTables.Kind;
 import dev.concertcache.api.capture.CapturedTables.Table;
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
+import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**
@@ -846,6 +847,11 @@ class BinlogCapture implements SmartLifecycle {
 						batch.merge(this.unlanded, BinlogCapture.this.properties.getMaxKeysPerTransaction());
 						this.unlanded = batch;
 						this.oldestUnlanded = oldest;
+					}
+					if (ex instanceof InvalidationFailedException failed && failed.isEveryInstanceTold()) {
+						// Every instance reads the refused keys from the database until they land (a cluster node
+						// down until its replica is promoted): confirmations go on, the retries land them.
+						this.landed = through;
 					}
 					BinlogCapture.this.metrics.retry();
 					logger.debug("Capture: Redis did not take every invalidation; trying again", ex);

@@ -3,7 +3,8 @@ package dev.concertcache.api.concert;
 import dev.concertcache.tiered.InvalidationFailedException;
 
 /**
- * Runs every invalidation of a change even after one failed, and reports the first failure at the end.
+ * Runs every invalidation of a change even after one failed, and reports the first failure at the end: the first
+ * of which not every instance was told, if any (ADR 0037).
  */
 public final class Invalidations {
 
@@ -15,14 +16,15 @@ public final class Invalidations {
 			invalidation.run();
 		}
 		catch (InvalidationFailedException ex) {
-			if (this.failure == null) {
+			if (this.failure == null || (this.failure.isEveryInstanceTold() && !ex.isEveryInstanceTold())) {
 				this.failure = ex;
 			}
 		}
 	}
 
 	/**
-	 * @throws InvalidationFailedException the first failure, if one failed
+	 * @throws InvalidationFailedException the first failure of which not every instance was told, else the first
+	 * failure, if one failed
 	 */
 	public void rethrowFirstFailure() {
 		if (this.failure != null) {
