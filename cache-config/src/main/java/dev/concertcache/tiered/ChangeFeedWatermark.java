@@ -34,10 +34,6 @@ final class ChangeFeedWatermark {
 		return new ChangeFeedWatermark(new InvalidationWatermark(ticker, maxLag));
 	}
 
-	boolean isFollowed() {
-		return this.confirmed != null;
-	}
-
 	/** Every change committed before {@code time} (watermark clock) has been invalidated in both tiers. */
 	void confirmedUntil(long time) {
 		if (this.confirmed != null) {
