@@ -74,4 +74,18 @@ public abstract class CachedApiTestSupport extends ApiTestSupport {
 		});
 	}
 
+	/**
+	 * Waits until the capture's reader has confirmed everything committed before {@code committedAt} ({@link
+	 * System#nanoTime()}, the clock of the instance's watermark): until then the instance reads past both tiers.
+	 */
+	public static void awaitCaptureConfirmedSince(TieredCacheManager caches, long committedAt) {
+		if (!(caches instanceof DefaultTieredCacheManager manager)) {
+			return;
+		}
+		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
+			Duration silence = manager.getChangeFeedSilence();
+			return silence != null && silence.compareTo(Duration.ofNanos(System.nanoTime() - committedAt)) < 0;
+		});
+	}
+
 }
