@@ -34,6 +34,14 @@ final class ChangeFeedWatermark {
 		return new ChangeFeedWatermark(new InvalidationWatermark(ticker, maxLag));
 	}
 
+	/**
+	 * Whether a feed is followed: its checkpoint then tells it what a failed-over stream node lost, and it
+	 * invalidates that again, so such a failover need not clear L1 (ADR 0037, revision 2).
+	 */
+	boolean isFollowed() {
+		return this.confirmed != null;
+	}
+
 	/** Every change committed before {@code time} (watermark clock) has been invalidated in both tiers. */
 	void confirmedUntil(long time) {
 		if (this.confirmed != null) {

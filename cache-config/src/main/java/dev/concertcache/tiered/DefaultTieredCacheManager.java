@@ -187,6 +187,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** The highest cluster config epoch this instance moved its generations for (ADR 0035). */
 	private final AtomicLong failoverEpoch = new AtomicLong(-1);
 
+	/** The generation move of the last failover or new primary, which a cache Redis refused it to is retried with. */
+	private volatile ToLongFunction<String> failoverMove = (cache) -> {
+		throw new IllegalStateException("no failover yet");
+	};
+
 	private final AtomicLong failoversHandled = new AtomicLong();
 
 	private volatile @Nullable ScheduledExecutorService retries;
@@ -472,7 +477,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		if (client != null) {
 			// On a cluster the topology tells failovers apart from restarts (ClusterFailovers); elsewhere the run_id.
 			Consumer<String> newServer = (client instanceof RedisClusterClient)
-					? (runId) -> flush("the node of the invalidation stream restarted") : this::afterNewPrimary;
+					? (runId) -> streamServerChanged("the node of the invalidation stream restarted")
+					: this::afterNewPrimary;
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this::flush, newServer,
 					this.metrics, this.watermark, this.feed, (client instanceof RedisClusterClient) ? null : this.server);
@@ -635,9 +641,29 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 * first.
 	 */
 	@Override
-	public void changeFeedCaughtUp(Duration lag) {
+	public boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
 		try {
-			this.redis.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos());
+			return this.redis.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint);
+		}
+		catch (UnavailableException ex) {
+			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
+		}
+	}
+
+	@Override
+	public @Nullable String changeFeedCheckpoint() {
+		try {
+			return this.redis.changeFeedCheckpoint();
+		}
+		catch (UnavailableException ex) {
+			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
+		}
+	}
+
+	@Override
+	public boolean changeFeedLanded(@Nullable String previous, String checkpoint) {
+		try {
+			return this.redis.moveChangeFeedCheckpoint(previous, checkpoint);
 		}
 		catch (UnavailableException ex) {
 			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
@@ -687,13 +713,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 * it, the others adopt it). L1 stays unless the stream's own slot moved ({@code streamMoved}): every
 	 * invalidation announced before the failover reached L1 through the stream (an eviction whose tombstone did not
 	 * land is announced as such and kept pending by every instance), but a promoted replica of the stream's node may
-	 * lack its last announcements (ADR 0035, revision 5). A cache whose move Redis does not take yet is queued as an
+	 * lack its last announcements (ADR 0035, revision 5), and L1 is cleared then, unless a change feed is followed
+	 * ({@link #streamServerChanged}). A cache whose move Redis does not take yet is queued as an
 	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
 	 */
 	void afterFailover(long epoch, boolean streamMoved) {
 		if (streamMoved) {
 			// Whatever the epoch: two failovers at once may be reported once, under the higher epoch.
-			flush("the invalidation stream's slot has another primary, which may lack its last announcements");
+			streamServerChanged("the invalidation stream's slot has another primary, which may lack its last "
+					+ "announcements");
 		}
 		if (this.failoverEpoch.getAndAccumulate(epoch, Math::max) >= epoch) {
 			return;
@@ -710,19 +738,36 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 * the same: nothing is lost by it.
 	 */
 	void afterNewPrimary(String runId) {
-		flush("another Redis server (run_id " + runId + ")");
+		streamServerChanged("another Redis server (run_id " + runId + ")");
 		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
 		moveEveryGeneration((cache) -> this.redis.evictAllForNewPrimary(cache, runId, this.instanceId,
-				this.clock.millis()), true);
+				this.clock.millis()), !this.feed.isFollowed());
+	}
+
+	/**
+	 * Another server holds the invalidation stream, which may lack announcements this instance never read. L1 is
+	 * cleared, unless a change feed is followed: L1 is then served only as far as the feed's confirmations reach,
+	 * and the feed's next confirmation on that server comes only after it invalidated again everything past the
+	 * checkpoint the server kept, which its lost announcements were (ADR 0037, revision 2).
+	 */
+	private void streamServerChanged(String reason) {
+		if (this.feed.isFollowed()) {
+			logger.info("Keeping L1 until the change feed confirms again: " + reason);
+		}
+		else {
+			flush(reason);
+		}
 	}
 
 	/**
 	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
-	 * instance for the same failover), clearing its L1 if {@code clearL1}; a cache whose move Redis does not take
-	 * is queued as an evict-all (and its L1 cleared).
+	 * instance for the same failover), clearing its L1 if {@code clearL1}. A cache whose move Redis does not take
+	 * (its counter's node is the one that failed, say) is read past Redis until a retry moves it: queued as an
+	 * evict-all if {@code clearL1} (and its L1 cleared), else as the same move, which keeps every instance's L1.
 	 */
 	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
 		this.redis.forgetRegistrations();
+		this.failoverMove = move;
 		for (Registered<?, ?> registered : this.caches.values()) {
 			DefaultTieredCache<?, ?> cache = registered.core();
 			try {
@@ -735,11 +780,27 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				}
 			}
 			catch (RuntimeException ex) {
-				this.pending.add(cache.name(), PendingEvictions.ALL);
-				cache.flush();
+				if (clearL1) {
+					this.pending.add(cache.name(), PendingEvictions.ALL);
+					cache.flush();
+				}
+				else {
+					this.pending.add(cache.name(), PendingEvictions.GENERATION);
+				}
 			}
 		}
 		this.failoversHandled.incrementAndGet();
+	}
+
+	/** Moves {@code cache}'s generation again as the last failover did; whether Redis took it. */
+	private boolean retryFailoverMove(DefaultTieredCache<?, ?> cache) {
+		try {
+			cache.advanceGeneration(this.failoverMove.applyAsLong(cache.name()));
+			return true;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
 	}
 
 	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
@@ -790,8 +851,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
 				// until then this instance's reads of the key do not use Redis.
 				DefaultTieredCache<?, ?> cache = registered.core();
-				boolean taken = PendingEvictions.ALL.equals(eviction.key()) ? cache.evictAllNow()
-						: cache.evictNow(eviction.key());
+				boolean taken = switch (eviction.key()) {
+					case PendingEvictions.ALL -> cache.evictAllNow();
+					case PendingEvictions.GENERATION -> retryFailoverMove(cache);
+					default -> cache.evictNow(eviction.key());
+				};
 				if (!taken) {
 					return;
 				}

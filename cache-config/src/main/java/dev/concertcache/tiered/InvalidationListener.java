@@ -142,6 +142,15 @@ final class InvalidationListener implements Runnable {
 
 	private String runId;
 
+	/**
+	 * After another server was found behind the stream: the last id and number read from the one before. A message
+	 * of the new server's stream at or before both was read already (its replica copy), and is not delivered again;
+	 * {@code null} once past them.
+	 */
+	private @Nullable String readThroughId;
+
+	private long readThroughSequence;
+
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
 			TieredCacheMetrics metrics, InvalidationWatermark watermark, ChangeFeedWatermark feed,
@@ -231,6 +240,9 @@ final class InvalidationListener implements Runnable {
 						XReadArgs.StreamOffset.from(this.stream, this.lastId));
 				for (StreamMessage<String, String> message : batch) {
 					this.lastId = message.getId();
+					if (readBefore(message)) {
+						continue;
+					}
 					checkSequence(message.getBody().get("seq"));
 					String feedLag = message.getBody().get(RedisTier.FEED_LAG);
 					if (feedLag != null) {
@@ -270,6 +282,33 @@ final class InvalidationListener implements Runnable {
 				}
 			}
 		}
+	}
+
+	/**
+	 * Whether {@code message} was read from the server before: a promoted replica's stream is the old primary's up
+	 * to what it had received, then its own messages, whose ids come after (unless its clock is behind the old
+	 * one's by more than the failover took) and whose numbers go on from what it had received.
+	 */
+	private boolean readBefore(StreamMessage<String, String> message) {
+		String readThrough = this.readThroughId;
+		if (readThrough == null) {
+			return false;
+		}
+		if (compareIds(message.getId(), readThrough) > 0) {
+			this.readThroughId = null;
+			return false;
+		}
+		String sequence = message.getBody().get("seq");
+		return sequence != null && Long.parseLong(sequence) <= this.readThroughSequence;
+	}
+
+	/** Orders two stream ids ({@code <ms>-<n>}). */
+	static int compareIds(String a, String b) {
+		int dashA = a.indexOf('-');
+		int dashB = b.indexOf('-');
+		int byTime = Long.compare(Long.parseLong(a.substring(0, dashA)), Long.parseLong(b.substring(0, dashB)));
+		return (byTime != 0) ? byTime
+				: Long.compare(Long.parseLong(a.substring(dashA + 1)), Long.parseLong(b.substring(dashB + 1)));
 	}
 
 	/**
@@ -365,7 +404,7 @@ final class InvalidationListener implements Runnable {
 
 	/**
 	 * Reports another server behind the connection (its {@code run_id} changed) and reads the stream from its
-	 * start; returns whether it did.
+	 * start, past the messages read from the server before; returns whether it did.
 	 */
 	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
 		this.beforeServerCheck.run();
@@ -374,6 +413,8 @@ final class InvalidationListener implements Runnable {
 			return false;
 		}
 		this.runId = runId;
+		this.readThroughId = this.lastId;
+		this.readThroughSequence = this.lastSequence;
 		this.lastId = START;
 		this.lastSequence = -1;
 		this.previousRead = InvalidationWatermark.NEVER;

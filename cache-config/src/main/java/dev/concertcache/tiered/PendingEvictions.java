@@ -17,6 +17,12 @@ final class PendingEvictions {
 	/** The key of an eviction of a whole cache; no encoded key can equal it. */
 	static final String ALL = "*";
 
+	/**
+	 * The key of a generation move after a failover, which makes stale what Redis holds of a cache and not L1 (ADR
+	 * 0035); no encoded key can equal it.
+	 */
+	static final String GENERATION = "*generation";
+
 	private final int maximumSize;
 
 	/** Each pending eviction with the number of its latest request, so that a replay does not drop a newer one. */
@@ -58,7 +64,8 @@ final class PendingEvictions {
 		if (this.evictions.isEmpty()) {
 			return false;
 		}
-		return this.evictions.containsKey(new Eviction(cache, key)) || this.evictions.containsKey(new Eviction(cache, ALL));
+		return this.evictions.containsKey(new Eviction(cache, key)) || this.evictions.containsKey(new Eviction(cache, ALL))
+				|| this.evictions.containsKey(new Eviction(cache, GENERATION));
 	}
 
 	/**
@@ -88,7 +95,7 @@ final class PendingEvictions {
 		this.overflowed = false;
 	}
 
-	/** One eviction: a key of a cache, or {@link #ALL} of it. */
+	/** One eviction: a key of a cache, {@link #ALL} of it, or its {@link #GENERATION}. */
 	record Eviction(String cache, String key) {
 	}
 

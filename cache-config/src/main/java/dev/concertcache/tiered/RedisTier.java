@@ -32,8 +32,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code {<prefix>:v1:<cache>:generation}:failover} for the last cluster failover it was moved for and
  * {@code {<prefix>:v1:<cache>:generation}:primary:<run_id>} for each standalone primary it was moved for),
  * {@code <prefix>:v1:<cache>:shapes} for the value shapes in use (a sorted set scored by how long a value of each
- * may live); {@code <prefix>:invalidations} for the invalidation stream and {@code {<prefix>:invalidations}:seq}
- * for the number of its last message. The cache name has no {@code ':'}, so the segment after it tells the kinds
+ * may live); {@code <prefix>:invalidations} for the invalidation stream, {@code {<prefix>:invalidations}:seq}
+ * for the number of its last message and {@code {<prefix>:invalidations}:feed} for a change feed's checkpoint. The cache name has no {@code ':'}, so the segment after it tells the kinds
  * apart whatever the key holds.
  * <p>
  * Every script touches one hash slot, so the same keys work on a standalone Redis and on Redis Cluster: a value,
@@ -114,15 +114,30 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
-	 * Numbers a change feed's confirmation (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the
-	 * nanoseconds before it was sent that every change the feed invalidates had been invalidated by.
+	 * If the change feed's checkpoint (KEYS[3], in the stream's slot) is still ARGV[5], numbers a confirmation of
+	 * the feed (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
+	 * that every change the feed invalidates had been invalidated by. Returns {@code +}, or {@code -} and the
+	 * checkpoint the stream's node holds.
 	 */
-	private static final RedisScript<Long> ANNOUNCE_FEED = RedisScript.of("""
+	private static final RedisScript<String> ANNOUNCE_FEED = RedisScript.of("""
+			local checkpoint = redis.call('GET', KEYS[3]) or ''
+			if checkpoint ~= ARGV[5] then return '-' .. checkpoint end
 			local seq = redis.call('INCR', KEYS[2])
 			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'origin', ARGV[2], 'sent', ARGV[3],
 			  'feed-lag', ARGV[4])
-			return seq
-			""", Long.class);
+			return '+'
+			""", String.class);
+
+	/**
+	 * Moves the change feed's checkpoint (KEYS[1]) from ARGV[1] ({@code ''} for none) to ARGV[2]; returns {@code +},
+	 * or {@code -} and the checkpoint the stream's node holds.
+	 */
+	private static final RedisScript<String> MOVE_FEED_CHECKPOINT = RedisScript.of("""
+			local checkpoint = redis.call('GET', KEYS[1]) or ''
+			if checkpoint ~= ARGV[1] then return '-' .. checkpoint end
+			redis.call('SET', KEYS[1], ARGV[2])
+			return '+'
+			""", String.class);
 
 	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
 	static final String FEED_LAG = "feed-lag";
@@ -225,6 +240,9 @@ final class RedisTier {
 
 	private final String streamSequence;
 
+	/** The change feed's checkpoint, in the stream's slot (ADR 0037, revision 2). */
+	private final String feedCheckpoint;
+
 	private final long streamMaxLength;
 
 	/** Told of a command Redis Cluster redirected with MOVED: the client does not follow it (ADR 0035). */
@@ -248,6 +266,7 @@ final class RedisTier {
 		// Not under the format version: instances of every version in a rolling deploy hear each other.
 		this.stream = keyPrefix + ":invalidations";
 		this.streamSequence = InvalidationListener.sequenceKey(this.stream);
+		this.feedCheckpoint = "{" + this.stream + "}:feed";
 		this.streamMaxLength = streamMaxLength;
 	}
 
@@ -516,11 +535,31 @@ final class RedisTier {
 		return result;
 	}
 
-	/** Appends a change feed's confirmation to the stream, past the breaker as announcements are. */
-	void announceChangeFeed(String origin, long sentAt, long lagNanos) {
-		callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(ANNOUNCE_FEED,
-				List.of(this.stream, this.streamSequence), String.valueOf(this.streamMaxLength), origin,
-				String.valueOf(sentAt), String.valueOf(lagNanos)));
+	/**
+	 * Appends a change feed's confirmation to the stream if the feed's checkpoint is {@code checkpoint}, past the
+	 * breaker as announcements are; returns whether it did.
+	 */
+	boolean announceChangeFeed(String origin, long sentAt, long lagNanos, @Nullable String checkpoint) {
+		return accepted(callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(
+				ANNOUNCE_FEED, List.of(this.stream, this.streamSequence, this.feedCheckpoint),
+				String.valueOf(this.streamMaxLength), origin, String.valueOf(sentAt), String.valueOf(lagNanos),
+				(checkpoint != null) ? checkpoint : "")));
+	}
+
+	/** Moves the change feed's checkpoint from {@code previous} ({@code null}: none) to {@code checkpoint}. */
+	boolean moveChangeFeedCheckpoint(@Nullable String previous, String checkpoint) {
+		return accepted(callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(
+				MOVE_FEED_CHECKPOINT, List.of(this.feedCheckpoint), (previous != null) ? previous : "", checkpoint)));
+	}
+
+	/** The change feed's checkpoint the stream's node holds, {@code null} if none. */
+	@Nullable String changeFeedCheckpoint() {
+		return callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed",
+				() -> this.redis.opsForValue().get(this.feedCheckpoint));
+	}
+
+	private static boolean accepted(@Nullable String outcome) {
+		return "+".equals(outcome);
 	}
 
 	private void announce(String cache, String key, long generation, String origin, long sentAt) {

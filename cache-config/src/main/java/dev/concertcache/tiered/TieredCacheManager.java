@@ -1,5 +1,7 @@
 package dev.concertcache.tiered;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * Creates the {@link TieredCache caches} an application uses; each name is configured under
  * {@code tiered-cache.caches.<name>}.
@@ -15,13 +17,43 @@ public interface TieredCacheManager {
 	<K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType);
 
 	/**
-	 * Tells every instance that an external change feed (a reader of the database's binary log) has invalidated
-	 * every change committed more than {@code lag} ago; instances built to follow a feed trust neither tier while
-	 * this was last said too long ago (ADR 0037). Does nothing where no feed is followed.
+	 * The checkpoint of an external change feed (a reader of the database's binary log): the position, in the
+	 * feed's own notation, through which its invalidations have landed, as the node of the invalidation stream holds
+	 * it (ADR 0037). A feed reads from it: a node that lost the feed's last writes (a failover with asynchronous
+	 * replication) holds an earlier one, so what it lost is invalidated again.
+	 * @return the checkpoint, {@code null} if there is none (never set, or lost with everything the node held)
+	 * @throws RuntimeException if Redis did not answer
+	 */
+	default @Nullable String changeFeedCheckpoint() {
+		return null;
+	}
+
+	/**
+	 * Moves the change feed's checkpoint to {@code checkpoint}, after the invalidations of every change up to it
+	 * have landed, if it is still {@code previous}: written after them to the node of the invalidation stream, so
+	 * that a node that kept it kept their announcements.
+	 * @param previous the checkpoint the feed last read or moved, {@code null} for none
+	 * @param checkpoint the position through which its invalidations have landed
+	 * @return false if the checkpoint is not {@code previous}: the stream's node lost the feed's last writes, or
+	 * another reader moved it; the feed must read again from {@link #changeFeedCheckpoint()}
+	 * @throws RuntimeException if Redis did not answer; the feed tries again
+	 */
+	default boolean changeFeedLanded(@Nullable String previous, String checkpoint) {
+		return true;
+	}
+
+	/**
+	 * Tells every instance that the change feed has invalidated every change committed more than {@code lag} ago,
+	 * if its checkpoint is still {@code checkpoint}; instances built to follow a feed trust neither tier while this
+	 * was last said too long ago (ADR 0037). Does nothing where no feed is followed.
 	 * @param lag how long before now the changes the feed has invalidated were committed, at most
+	 * @param checkpoint the checkpoint the feed last read or moved, which covers every change it confirms;
+	 * {@code null} for none
+	 * @return false if the checkpoint is not {@code checkpoint} (see {@link #changeFeedLanded}): nothing was said
 	 * @throws RuntimeException if Redis did not take it; the next confirmation repeats it
 	 */
-	default void changeFeedCaughtUp(java.time.Duration lag) {
+	default boolean changeFeedCaughtUp(java.time.Duration lag, @Nullable String checkpoint) {
+		return true;
 	}
 
 	/**

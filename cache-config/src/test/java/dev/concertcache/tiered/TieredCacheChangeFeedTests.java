@@ -99,7 +99,7 @@ class TieredCacheChangeFeedTests {
 		confirm(follower, Duration.ZERO);
 		// Appended while this instance does not read the stream (a stalled listener); read a second later.
 		follower.manager.listener().stop();
-		follower.manager.changeFeedCaughtUp(Duration.ZERO);
+		follower.manager.changeFeedCaughtUp(Duration.ZERO, null);
 		follower.watermark.advance(Duration.ofSeconds(1));
 		follower.manager.listener().start();
 		await().atMost(Duration.ofSeconds(10)).until(() -> Duration.ZERO.equals(follower.manager.getInvalidationSilence()));
@@ -125,6 +125,28 @@ class TieredCacheChangeFeedTests {
 
 		assertThat(cache.get(2L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
 		assertThat(instance.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	@Test
+	void aConfirmationIsAppendedOnlyWhileTheStreamHoldsTheCheckpointTheFeedLastMoved() {
+		CacheInstance.Settings properties = following(CacheInstance.properties());
+		CacheInstance feed = instance(properties);
+		CacheInstance follower = instance(properties);
+		assertThat(feed.manager.changeFeedCheckpoint()).isNull();
+		assertThat(feed.manager.changeFeedLanded(null, "position-1")).isTrue();
+		assertThat(feed.manager.changeFeedLanded(null, "position-2")).as("not from none any more").isFalse();
+		assertThat(feed.manager.changeFeedLanded("position-1", "position-2")).isTrue();
+		// What a stream's node that lost the feed's last writes (a failover) holds.
+		feed.redis.opsForValue().set("{" + properties.keyPrefix() + ":invalidations}:feed", "position-1");
+		long messages = feed.redis.opsForStream().size(properties.keyPrefix() + ":invalidations");
+
+		assertThat(feed.manager.changeFeedCaughtUp(Duration.ZERO, "position-2")).isFalse();
+		assertThat(feed.manager.changeFeedLanded("position-2", "position-3")).isFalse();
+
+		assertThat(feed.redis.opsForStream().size(properties.keyPrefix() + ":invalidations")).isEqualTo(messages);
+		assertThat(feed.manager.changeFeedCheckpoint()).isEqualTo("position-1");
+		assertThat(feed.manager.changeFeedCaughtUp(Duration.ZERO, "position-1")).isTrue();
+		awaitConfirmed(follower);
 	}
 
 	@Test
@@ -163,7 +185,7 @@ class TieredCacheChangeFeedTests {
 	 */
 	private static void confirm(CacheInstance instance, Duration lag) {
 		await().atMost(Duration.ofSeconds(10)).until(() -> {
-			instance.manager.changeFeedCaughtUp(lag);
+			instance.manager.changeFeedCaughtUp(lag, null);
 			Duration silence = instance.manager.getChangeFeedSilence();
 			return silence != null && silence.compareTo(lag.plus(Duration.ofMillis(1))) < 0;
 		});

@@ -36,6 +36,8 @@ class TieredCacheOnRedisClusterTests {
 
 	private static final Item NEW = new Item(1, "new");
 
+	private static final Duration FEED_MAX_LAG = Duration.ofMillis(750);
+
 	private static RedisCluster cluster;
 
 	private final List<AutoCloseable> closeables = new ArrayList<>();
@@ -199,7 +201,59 @@ class TieredCacheOnRedisClusterTests {
 	}
 
 	@Test
-	void aFailoverOfThePrimaryOfTheStreamClearsEveryInstancesL1() {
+	void aGenerationMoveThePromotedReplicaRefusesIsRetriedAsAMoveAndEveryInstanceKeepsItsL1() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		while (counterOf(properties, "items").address()
+			.equals(cluster.primaryFor(properties.keyPrefix() + ":invalidations").address())) {
+			properties = CacheInstance.properties();
+		}
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		RedisCluster.Node counter = counterOf(properties, "items");
+		RedisCluster.Node replica = cluster.replicaOf(counter);
+		long key = keyOff(onA, counter);
+		onA.get(key, new CountingLoader().returning(OLD));
+		onB.get(key, new CountingLoader().returning(OLD));
+		String before = onA.redisKey(key);
+		long handledOnA = a.manager.failoversHandled();
+		long handledOnB = b.manager.failoversHandled();
+		// The promoted replica refuses every script, the generation moves included, until told otherwise.
+		for (CacheInstance instance : List.of(a, b)) {
+			instance.manager.beforeFailoverMove(() -> replica.command("ACL", "SETUSER", "default", "-eval", "-evalsha"));
+		}
+
+		cluster.killPrimary(counter);
+		try {
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+			assertThat(a.manager.pending().isEmpty()).isFalse();
+			assertThat(onA.isInL1(key)).isTrue();
+			assertThat(onB.isInL1(key)).isTrue();
+
+			replica.command("ACL", "SETUSER", "default", "+@all");
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> a.manager.pending().isEmpty() && b.manager.pending().isEmpty());
+
+			assertThat(onA.redisKey(key)).isNotEqualTo(before);
+			CountingLoader loader = new CountingLoader();
+			for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+				assertThat(cache.lookup(key, loader.returning(NEW))).satisfies((lookup) -> {
+					assertThat(lookup.value()).contains(OLD);
+					assertThat(lookup.source()).isEqualTo(Source.L1);
+				});
+			}
+			assertThat(loader.calls()).isZero();
+		}
+		finally {
+			replica.command("ACL", "SETUSER", "default", "+@all");
+			cluster.restart(counter);
+		}
+	}
+
+	@Test
+	void aFailoverOfThePrimaryOfTheStreamClearsEveryInstancesL1WithoutAChangeFeed() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
 		CacheInstance b = instance(properties);
@@ -236,6 +290,77 @@ class TieredCacheOnRedisClusterTests {
 		}
 		finally {
 			checked.countDown();
+			cluster.restart(stream);
+		}
+	}
+
+	@Test
+	void aFailoverOfThePrimaryOfTheStreamKeepsL1WhenTheChangeFeedInvalidatesAgainWhatThePromotedReplicaLacks() {
+		CacheInstance.Settings properties = CacheInstance.properties((builder) -> builder.changeFeedMaxLag(FEED_MAX_LAG));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		ChangeFeed feed = new ChangeFeed(a.manager);
+		assertThat(feed.landed()).isTrue();
+		awaitConfirmed(feed, a, b);
+		long changed = 1;
+		long kept = 2;
+		long invalidatedBefore = 3;
+		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+			for (long key : List.of(changed, kept, invalidatedBefore)) {
+				cache.get(key, new CountingLoader().returning(OLD));
+			}
+		}
+		onA.evict(invalidatedBefore);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(invalidatedBefore));
+		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+			cache.get(invalidatedBefore, new CountingLoader().returning(NEW));
+		}
+		assertThat(feed.landed()).isTrue();
+		String keptByTheReplica = feed.checkpoint;
+		RedisCluster.Node stream = cluster.primaryFor(properties.keyPrefix() + ":invalidations");
+		cutOff(stream, cluster.replicaOf(stream));
+		// Instance b reads nothing more from the old primary (a listener reconnecting, say).
+		b.manager.listener().stop();
+		// The feed lands a change: its tombstone and announcement, then its checkpoint and confirmation, are lost.
+		onA.evict(changed);
+		assertThat(feed.landed()).isTrue();
+		assertThat(feed.confirm()).isTrue();
+		long handledOnA = a.manager.failoversHandled();
+		long handledOnB = b.manager.failoversHandled();
+
+		cluster.killPrimary(stream);
+		try {
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+			// The failover took longer than max-lag: no tier is trusted until the feed confirms again.
+			a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
+			b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
+			b.manager.listener().start();
+			assertThat(feed.confirm()).as("the promoted replica holds an earlier checkpoint").isFalse();
+			assertThat(a.manager.changeFeedCheckpoint()).isEqualTo(keptByTheReplica);
+			// As the binary log's reader does: read again from that checkpoint, invalidating again what followed it.
+			feed.readFromCheckpoint();
+			onA.evict(changed);
+			assertThat(feed.landed()).isTrue();
+			awaitConfirmed(feed, a, b);
+
+			CountingLoader loader = new CountingLoader();
+			assertThat(onB.get(changed, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+			assertThat(onB.lookup(kept, loader.returning(NEW))).satisfies((lookup) -> {
+				assertThat(lookup.value()).contains(OLD);
+				assertThat(lookup.source()).isEqualTo(Source.L1);
+			});
+			// Instance a read the promoted replica's stream again from its start, past what it had read before.
+			assertThat(onA.lookup(invalidatedBefore, loader.returning(OLD))).satisfies((lookup) -> {
+				assertThat(lookup.value()).contains(NEW);
+				assertThat(lookup.source()).isEqualTo(Source.L1);
+			});
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
 			cluster.restart(stream);
 		}
 	}
@@ -558,6 +683,50 @@ class TieredCacheOnRedisClusterTests {
 				return name;
 			}
 		}
+	}
+
+	/** Has the feed confirm until every instance heard a confirmation no older than max-lag. */
+	private static void awaitConfirmed(ChangeFeed feed, CacheInstance... instances) {
+		await().atMost(Duration.ofSeconds(10)).until(() -> {
+			assertThat(feed.confirm()).isTrue();
+			return List.of(instances).stream().allMatch((instance) -> {
+				Duration silence = instance.manager.getChangeFeedSilence();
+				return silence != null && silence.compareTo(FEED_MAX_LAG) <= 0;
+			});
+		});
+	}
+
+	/** A change feed as the binary log's reader is one (ADR 0037): numbered positions, a checkpoint moved to each. */
+	private static final class ChangeFeed {
+
+		private final DefaultTieredCacheManager manager;
+
+		private String checkpoint;
+
+		private int position;
+
+		ChangeFeed(DefaultTieredCacheManager manager) {
+			this.manager = manager;
+		}
+
+		/** Moves the checkpoint to the next position, after that position's invalidations landed. */
+		boolean landed() {
+			String next = "position-" + (++this.position);
+			if (!this.manager.changeFeedLanded(this.checkpoint, next)) {
+				return false;
+			}
+			this.checkpoint = next;
+			return true;
+		}
+
+		boolean confirm() {
+			return this.manager.changeFeedCaughtUp(Duration.ZERO, this.checkpoint);
+		}
+
+		void readFromCheckpoint() {
+			this.checkpoint = this.manager.changeFeedCheckpoint();
+		}
+
 	}
 
 	/** The primary that holds {@code cache}'s generation counter. */
