@@ -312,8 +312,8 @@ class TieredCacheOnRedisClusterTests {
 				cache.get(key, new CountingLoader().returning(OLD));
 			}
 		}
-		onA.evict(invalidatedBefore);
-		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(invalidatedBefore));
+		onB.evict(invalidatedBefore);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onA.isInL1(invalidatedBefore));
 		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
 			cache.get(invalidatedBefore, new CountingLoader().returning(NEW));
 		}
