@@ -37,8 +37,8 @@ def kind(key):
         return "generation"
     if key.endswith(":shapes"):
         return "shapes"
-    if re.search(r"\}:(leader|position)$", key):
-        return "capture"  # the binary-log reader's lease and position (ADR 0033)
+    if re.search(r"\}:(leader|position|feed)$", key):
+        return "capture"  # the binary-log reader's lease, position (ADR 0033) and checkpoint (ADR 0037)
     if ":lock:g" in key:
         return "lock"
     match = re.search(r":v\d+:([^:]+):g\d+:", key)

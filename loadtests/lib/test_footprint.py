@@ -19,6 +19,7 @@ class FootprintTest(unittest.TestCase):
         self.assertEqual(kind("concert-cache:invalidations"), "stream")
         self.assertEqual(kind("{concert-cache:invalidations}:seq"), "stream-seq")
         self.assertEqual(kind("{concert-cache:capture}:leader"), "capture")
+        self.assertEqual(kind("{concert-cache:invalidations}:feed"), "capture")
 
     def test_client_names_group_without_the_instance_id(self):
         self.assertEqual(client_group("tiered-cache-invalidations-3f2a9c1e-77aa"), "tiered-cache-invalidations-<instance>")

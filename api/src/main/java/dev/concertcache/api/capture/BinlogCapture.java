@@ -227,7 +227,7 @@ class BinlogCapture implements SmartLifecycle {
 				newest = this.probes.pollFirst();
 			}
 			if (newest != null) {
-				this.cacheManager.changeFeedCaughtUp(Duration.ofNanos(System.nanoTime() - newest.readAt()));
+				current.confirm(Duration.ofNanos(System.nanoTime() - newest.readAt()));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -498,14 +498,21 @@ class BinlogCapture implements SmartLifecycle {
 	 * (a lost position was recovered), false if it should back off.
 	 */
 	private boolean stream() {
-		BinlogPosition position = this.lease.position();
+		// Confirming (ADR 0037): from the checkpoint on the invalidation stream's node, which a failover of that node
+		// may have moved back to before announcements it lost; they are made again.
+		String checkpoint = (this.cacheManager != null) ? this.cacheManager.changeFeedCheckpoint() : null;
+		BinlogPosition position = (this.cacheManager != null) ? BinlogPosition.parse(checkpoint)
+				: this.lease.position();
 		if (position == null || !position.server().equals(this.server.address())) {
+			String stored = (this.cacheManager != null) ? "checkpoint" : "position";
 			recover((position == null) ? "no-position" : "other-server",
-					(position == null) ? "no position is stored" : "the stored position is of " + position.server());
+					(position == null) ? "no " + stored + " is stored"
+							: "the stored " + stored + " is of " + position.server(),
+					checkpoint);
 			return true;
 		}
 		BinaryLogClient client = newClient(position);
-		Transactions listener = new Transactions(client, position);
+		Transactions listener = new Transactions(client, position, checkpoint);
 		client.registerEventListener(listener);
 		client.registerLifecycleListener(listener);
 		this.client = client;
@@ -528,6 +535,11 @@ class BinlogCapture implements SmartLifecycle {
 			return false;
 		}
 		Exception failure = listener.failure;
+		if (failure instanceof CheckpointMoved moved) {
+			this.metrics.replay();
+			fail(moved.getMessage(), null);
+			return true;
+		}
 		if (failure instanceof ServerException server && server.getErrorCode() == POSITION_GONE) {
 			if (server.getMessage() != null && server.getMessage().contains("same server")) {
 				this.serverId = CaptureConfiguration.randomServerId();
@@ -535,7 +547,7 @@ class BinlogCapture implements SmartLifecycle {
 				return false;
 			}
 			recover("position-gone", "the server no longer has position " + position + " (" + server.getMessage()
-					+ ")");
+					+ ")", checkpoint);
 			return true;
 		}
 		this.metrics.reconnect();
@@ -547,9 +559,10 @@ class BinlogCapture implements SmartLifecycle {
 
 	/**
 	 * No usable stored position: take the server's position now, flush every tier (covering whatever changed
-	 * before it), and store it. A failure leaves the stored position as it was, so the next attempt repeats this.
+	 * before it), and store it, as the checkpoint too if confirming ({@code checkpoint}: the one read). A failure
+	 * leaves the stored position as it was, so the next attempt repeats this.
 	 */
-	private void recover(String reason, String why) {
+	private void recover(String reason, String why, @Nullable String checkpoint) {
 		BinlogPosition current;
 		try {
 			current = this.server.currentPosition();
@@ -560,6 +573,10 @@ class BinlogCapture implements SmartLifecycle {
 		logger.warn("Capture: " + why + "; flushing every cache tier once and starting at the server's current "
 				+ "position " + current + " (reason=" + reason + ")");
 		this.concertCaches.invalidateAll();
+		if (this.cacheManager != null && !this.cacheManager.changeFeedLanded(checkpoint, current.format())) {
+			// Another reader moved it meanwhile: read it again.
+			return;
+		}
 		if (this.lease.savePosition(current)) {
 			this.lastPosition = current;
 			this.metrics.positionLost(reason);
@@ -604,6 +621,16 @@ class BinlogCapture implements SmartLifecycle {
 
 	private static Duration min(Duration a, Duration b) {
 		return (a.compareTo(b) <= 0) ? a : b;
+	}
+
+	/** The invalidation stream's node holds a checkpoint other than the one the reader last read or moved. */
+	private static final class CheckpointMoved extends IllegalStateException {
+
+		CheckpointMoved(@Nullable String expected) {
+			super("the invalidation stream's node no longer holds checkpoint " + expected + " (a failover lost the "
+					+ "reader's last writes, or another reader moved it); reading again from the one it holds");
+		}
+
 	}
 
 	/** A server position and when it was read ({@link System#nanoTime()}). */
@@ -669,12 +696,62 @@ class BinlogCapture implements SmartLifecycle {
 
 		private long toStoreOffset;
 
+		/**
+		 * The checkpoint on the invalidation stream's node this reader started from or last moved (ADR 0037): while
+		 * the node holds it, it holds every announcement this reader made before it. Guarded by itself's monitor
+		 * ({@link #checkpointLock}), so that a confirmation never goes by one a landing is moving.
+		 */
+		private @Nullable String checkpoint;
+
+		private final Object checkpointLock = new Object();
+
 		private volatile Exception failure;
 
-		Transactions(BinaryLogClient client, BinlogPosition start) {
+		Transactions(BinaryLogClient client, BinlogPosition start, @Nullable String checkpoint) {
 			this.client = client;
 			this.received = start;
 			this.landed = start;
+			this.checkpoint = checkpoint;
+		}
+
+		/**
+		 * Moves the checkpoint to {@code through}, whose invalidations have landed, when confirming; whether it is
+		 * there. If the stream's node holds another one, its node lost this reader's last writes (a failover) or
+		 * another reader moved it: this connection ends, and the next reads from the node's checkpoint.
+		 */
+		private boolean checkpointed(BinlogPosition through) {
+			TieredCacheManager feed = BinlogCapture.this.cacheManager;
+			if (feed == null) {
+				return true;
+			}
+			synchronized (this.checkpointLock) {
+				String next = through.format();
+				if (this.failure != null || next.equals(this.checkpoint)) {
+					return this.failure == null;
+				}
+				try {
+					if (!feed.changeFeedLanded(this.checkpoint, next)) {
+						stop(new CheckpointMoved(this.checkpoint));
+						return false;
+					}
+				}
+				catch (RuntimeException ex) {
+					BinlogCapture.this.metrics.retry();
+					logger.debug("Capture: Redis did not take the checkpoint; trying again", ex);
+					return false;
+				}
+				this.checkpoint = next;
+				return true;
+			}
+		}
+
+		/** Confirms every change committed more than {@code lag} ago, if the stream's node holds the checkpoint. */
+		void confirm(Duration lag) {
+			synchronized (this.checkpointLock) {
+				if (this.failure == null && !BinlogCapture.this.cacheManager.changeFeedCaughtUp(lag, this.checkpoint)) {
+					stop(new CheckpointMoved(this.checkpoint));
+				}
+			}
 		}
 
 		@Override
@@ -848,7 +925,8 @@ class BinlogCapture implements SmartLifecycle {
 						this.unlanded = batch;
 						this.oldestUnlanded = oldest;
 					}
-					if (ex instanceof InvalidationFailedException failed && failed.isEveryInstanceTold()) {
+					if (ex instanceof InvalidationFailedException failed && failed.isEveryInstanceTold()
+							&& checkpointed(through)) {
 						// Every instance reads the refused keys from the database until they land (a cluster node
 						// down until its replica is promoted): confirmations go on, the retries land them.
 						this.landed = through;
@@ -858,6 +936,9 @@ class BinlogCapture implements SmartLifecycle {
 					return;
 				}
 				BinlogCapture.this.metrics.committed(oldest, BinlogCapture.this.clock.millis(), nextPosition);
+			}
+			if (!checkpointed(through)) {
+				return;
 			}
 			this.landed = through;
 			if (store == null) {

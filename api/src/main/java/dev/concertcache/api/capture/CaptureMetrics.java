@@ -25,6 +25,8 @@ class CaptureMetrics {
 
 	private final Counter retries;
 
+	private final Counter replays;
+
 	private final AtomicLong position = new AtomicLong();
 
 	private final AtomicLong leader = new AtomicLong();
@@ -42,6 +44,10 @@ class CaptureMetrics {
 			.register(registry);
 		this.retries = Counter.builder("concert.cache.capture.retries")
 			.description("Invalidations or positions sent again to Redis on the same binlog connection")
+			.register(registry);
+		this.replays = Counter.builder("concert.cache.capture.replays")
+			.description("Binlog reads started again from the checkpoint the invalidation stream's node holds, which "
+					+ "was not the reader's last: the node lost its last writes (a failover) or another reader moved it")
 			.register(registry);
 		Gauge.builder("concert.cache.capture.position", this.position, AtomicLong::get)
 			.description("Offset in the current binlog file of the last transaction processed")
@@ -71,6 +77,10 @@ class CaptureMetrics {
 
 	void reconnect() {
 		this.reconnects.increment();
+	}
+
+	void replay() {
+		this.replays.increment();
 	}
 
 	void retry() {

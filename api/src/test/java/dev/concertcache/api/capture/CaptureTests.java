@@ -40,6 +40,7 @@ import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 
+import static dev.concertcache.api.CachedApiTestSupport.awaitCaptureConfirmed;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -264,7 +265,7 @@ class CaptureTests extends ApiHttpTestSupport {
 				StatefulRedisConnection<String, String> admin = client.connect()) {
 			// The stream and the capture's own keys take writes, the caches' keys do not: their node is down until
 			// its replica is promoted, while the stream's is up.
-			acl(admin, "resetkeys", "~concert-cache:invalidations", "~{concert-cache:invalidations}:seq",
+			acl(admin, "resetkeys", "~concert-cache:invalidations", "~{concert-cache:invalidations}:*",
 					"~{concert-cache:capture}:*");
 			try {
 				sql("UPDATE concert SET title = 'Heard Of Everywhere' WHERE id = 17");
@@ -302,6 +303,28 @@ class CaptureTests extends ApiHttpTestSupport {
 		}
 		await().atMost(Duration.ofSeconds(20))
 			.untilAsserted(() -> assertThat(get(this.port, "/api/concerts/16/schedules").status()).isEqualTo(200));
+	}
+
+	@Test
+	void aCheckpointTheStreamsNodeWentBackToMakesTheReaderInvalidateAgainEveryChangeAfterIt() throws Exception {
+		String checkpoint = "{concert-cache:invalidations}:feed";
+		String before = this.redis.opsForValue().get(checkpoint);
+		assertThat(before).isNotNull();
+		title(this.port, 8);
+		sql("UPDATE concert SET title = 'Lost With A Failover' WHERE id = 8");
+		await().atMost(PROMPTLY).until(() -> tombstoned(8) && !before.equals(this.redis.opsForValue().get(checkpoint)));
+		double replays = replays();
+
+		// What a promoted replica that never received the landing holds: the checkpoint before it, and no tombstone.
+		this.redis.opsForValue().set(checkpoint, before);
+		this.redis.delete(this.redis.keys("concert-cache:v1:concert:*{concert:8}"));
+
+		await().atMost(PROMPTLY).untilAsserted(() -> {
+			assertThat(tombstoned(8)).as("invalidated again").isTrue();
+			assertThat(replays() - replays).isEqualTo(1);
+		});
+		awaitCaptureConfirmed(this.caches);
+		assertThat(title(this.port, 8)).isEqualTo("Lost With A Failover");
 	}
 
 	@Test
@@ -509,6 +532,13 @@ class CaptureTests extends ApiHttpTestSupport {
 
 	private double positionLost(String reason) {
 		return this.meters.find("concert.cache.capture.position.lost").tag("reason", reason).counters().stream()
+			.mapToDouble((counter) -> counter.count())
+			.sum();
+	}
+
+	/** Reads started again from the checkpoint the invalidation stream's node holds. */
+	private double replays() {
+		return this.meters.find("concert.cache.capture.replays").counters().stream()
 			.mapToDouble((counter) -> counter.count())
 			.sum();
 	}
