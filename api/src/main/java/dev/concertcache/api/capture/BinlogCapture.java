@@ -43,9 +43,10 @@ import dev.concertcache.tiered.TieredCacheManager;
  * Reads the binary log and turns every committed change of the concert and schedule tables into the
  * invalidations a write through this service makes (ADR 0033). One instance of the fleet reads, the holder of a
  * Redis lease; the others stand by. After each committed transaction's invalidations went through, its position
- * is stored in Redis; every (re)connection starts from the stored position, so a dropped connection, a Redis
- * outage or a handover to another instance replays rather than skips (at least once). A position that is missing
- * or gone from the server costs one flush of every tier.
+ * is stored in Redis; every (re)connection starts from the stored position (confirming, from the checkpoint beside
+ * the invalidation stream, ADR 0037), so a dropped connection, a Redis outage, a failover or a handover to another
+ * instance replays rather than skips (at least once). A position that is missing or gone from the server costs
+ * one flush of every tier.
  */
 class BinlogCapture implements SmartLifecycle {
 
@@ -698,8 +699,8 @@ class BinlogCapture implements SmartLifecycle {
 
 		/**
 		 * The checkpoint on the invalidation stream's node this reader started from or last moved (ADR 0037): while
-		 * the node holds it, it holds every announcement this reader made before it. Guarded by itself's monitor
-		 * ({@link #checkpointLock}), so that a confirmation never goes by one a landing is moving.
+		 * the node holds it, it holds every announcement this reader made before it. Guarded by
+		 * {@link #checkpointLock}, so that a confirmation never goes by one a landing is moving.
 		 */
 		private @Nullable String checkpoint;
 
