@@ -119,10 +119,11 @@ def analyze(writes, reads, stale_after, out=None):
     ("old") is when, after the acknowledgement, the last read before that one was sent, which still saw
     an older version (0 when none was).
 
-    A write acknowledged while an instance was out of rotation (`out`, from out_of_rotation) counts as "down" there,
-    not as a lag nor unseen: until it is ready again the instance serves no user, and the first answers of a JVM that
-    is starting time its start, not the invalidation. Its reads still count: an older version served more than
-    stale_after after the acknowledgement is stale, whenever it was read.
+    A write acknowledged while an instance was out of rotation (`out`, from out_of_rotation), or before it left
+    rotation but not yet seen there when it left, counts as "down" there, not as a lag nor unseen: until it is ready
+    again the instance serves no user, and the first answers of a JVM that is starting time its start, not the
+    invalidation. Its reads still count: an older version served more than stale_after after the acknowledgement is
+    stale, whenever it was read.
     """
     out = out or {}
     writer_of, acked_by_concert = {}, {}
@@ -164,12 +165,17 @@ def analyze(writes, reads, stale_after, out=None):
             seen = max(seen, r.version)
             highest.append(seen)
         sents = [r.sent for r in rs]
+        windows = out.get(instance, ())
         for w in ws:
             row.writes += 1
-            if any(start <= w.acked < until for start, until in out.get(instance, ())):
+            if any(start <= w.acked < until for start, until in windows):
                 row.down += 1
                 continue
             i = bisect.bisect_left(highest, w.version)
+            # Left rotation before any read there saw it: what it served after is judged by the stale rule.
+            if any(w.acked < start <= (rs[i].sent if i < len(rs) else math.inf) for start, _ in windows):
+                row.down += 1
+                continue
             if i == len(rs):
                 row.unseen += 1
                 continue

@@ -87,6 +87,19 @@ class LagTests(unittest.TestCase):
         self.assertEqual(len(row.lags), 1)
         self.assertAlmostEqual(row.lags[0], 0.020)
 
+    def test_a_write_not_yet_seen_when_the_instance_left_rotation_counts_as_down_not_as_the_restarts_length(self):
+        writes = [Write("sql", 1, 1, 9.9, 9.950)]
+        reads = [detail("a", 1, 0, 9.960), detail("a", 1, 1, 60.0, 60.010)]
+        row = analyze(writes, reads, STALE_AFTER, {"a": [(10.0, 70.0)]})[("a", "sql", "detail")]
+        self.assertEqual((row.writes, row.down, row.lags, len(row.stale)), (1, 1, [], 0))
+
+    def test_a_write_seen_before_the_instance_left_rotation_keeps_its_lag(self):
+        writes = [Write("sql", 1, 1, 9.0, 9.050)]
+        reads = [detail("a", 1, 1, 9.300, 9.310)]
+        row = analyze(writes, reads, STALE_AFTER, {"a": [(10.0, 70.0)]})[("a", "sql", "detail")]
+        self.assertEqual(row.down, 0)
+        self.assertAlmostEqual(row.lags[0], 0.260)
+
     def test_an_old_version_served_after_the_instance_came_back_is_still_stale(self):
         writes = [Write("a", 1, 1, 10.0, 10.010)]
         reads = [detail("b", 1, 0, 12.0)]
