@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
@@ -642,28 +643,24 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 */
 	@Override
 	public boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
-		try {
-			return this.redis.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint);
-		}
-		catch (UnavailableException ex) {
-			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
-		}
+		return onTheFeedsNode(
+				() -> this.redis.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint));
 	}
 
 	@Override
 	public @Nullable String changeFeedCheckpoint() {
-		try {
-			return this.redis.changeFeedCheckpoint();
-		}
-		catch (UnavailableException ex) {
-			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
-		}
+		return onTheFeedsNode(this.redis::changeFeedCheckpoint);
 	}
 
 	@Override
 	public boolean changeFeedLanded(@Nullable String previous, String checkpoint) {
+		return onTheFeedsNode(() -> this.redis.moveChangeFeedCheckpoint(previous, checkpoint));
+	}
+
+	/** A change feed's call to the stream's node; its failure is the feed's to handle (retry or stall). */
+	private static <T extends @Nullable Object> T onTheFeedsNode(Supplier<T> call) {
 		try {
-			return this.redis.moveChangeFeedCheckpoint(previous, checkpoint);
+			return call.get();
 		}
 		catch (UnavailableException ex) {
 			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);

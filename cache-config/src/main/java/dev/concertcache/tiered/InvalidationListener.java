@@ -40,8 +40,9 @@ import org.springframework.util.backoff.ExponentialBackOff;
  * DEL), and the listener asks for a full L1 flush. After a disconnect it reports another server if the
  * {@code run_id} changed: Redis restarted, or a Sentinel promoted a replica, which may not have received the last
  * messages. On Redis Cluster it reads over a cluster connection (the stream and its counter share one slot) and the
- * {@code run_id} is that of the node serving the stream's slot. Each read that comes back moves the {@link InvalidationWatermark}; any failure of
- * the loop, errors included, is logged and retried, so the thread never dies silently.
+ * {@code run_id} is that of the node serving the stream's slot. Each read that comes back moves the
+ * {@link InvalidationWatermark}; any failure of the loop, errors included, is logged and retried, so the thread never
+ * dies silently.
  */
 final class InvalidationListener implements Runnable {
 

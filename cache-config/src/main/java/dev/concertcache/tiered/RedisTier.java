@@ -33,8 +33,8 @@ import org.springframework.data.redis.core.script.RedisScript;
  * {@code {<prefix>:v1:<cache>:generation}:primary:<run_id>} for each standalone primary it was moved for),
  * {@code <prefix>:v1:<cache>:shapes} for the value shapes in use (a sorted set scored by how long a value of each
  * may live); {@code <prefix>:invalidations} for the invalidation stream, {@code {<prefix>:invalidations}:seq}
- * for the number of its last message and {@code {<prefix>:invalidations}:feed} for a change feed's checkpoint. The cache name has no {@code ':'}, so the segment after it tells the kinds
- * apart whatever the key holds.
+ * for the number of its last message and {@code {<prefix>:invalidations}:feed} for a change feed's checkpoint.
+ * The cache name has no {@code ':'}, so the segment after it tells the kinds apart whatever the key holds.
  * <p>
  * Every script touches one hash slot, so the same keys work on a standalone Redis and on Redis Cluster: a value,
  * its lock and its tombstones of every generation and shape share the hash tag {@code {<cache>:<key>}} (never
@@ -116,28 +116,25 @@ final class RedisTier {
 	/**
 	 * If the change feed's checkpoint (KEYS[3], in the stream's slot) is still ARGV[5], numbers a confirmation of
 	 * the feed (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
-	 * that every change the feed invalidates had been invalidated by. Returns {@code +}, or {@code -} and the
-	 * checkpoint the stream's node holds.
+	 * that every change the feed invalidates had been invalidated by. Returns 1, or 0 if the checkpoint moved.
 	 */
-	private static final RedisScript<String> ANNOUNCE_FEED = RedisScript.of("""
-			local checkpoint = redis.call('GET', KEYS[3]) or ''
-			if checkpoint ~= ARGV[5] then return '-' .. checkpoint end
+	private static final RedisScript<Long> ANNOUNCE_FEED = RedisScript.of("""
+			if (redis.call('GET', KEYS[3]) or '') ~= ARGV[5] then return 0 end
 			local seq = redis.call('INCR', KEYS[2])
 			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'origin', ARGV[2], 'sent', ARGV[3],
 			  'feed-lag', ARGV[4])
-			return '+'
-			""", String.class);
+			return 1
+			""", Long.class);
 
 	/**
-	 * Moves the change feed's checkpoint (KEYS[1]) from ARGV[1] ({@code ''} for none) to ARGV[2]; returns {@code +},
-	 * or {@code -} and the checkpoint the stream's node holds.
+	 * Moves the change feed's checkpoint (KEYS[1]) from ARGV[1] ({@code ''} for none) to ARGV[2]; returns 1, or 0 if
+	 * it was not ARGV[1].
 	 */
-	private static final RedisScript<String> MOVE_FEED_CHECKPOINT = RedisScript.of("""
-			local checkpoint = redis.call('GET', KEYS[1]) or ''
-			if checkpoint ~= ARGV[1] then return '-' .. checkpoint end
+	private static final RedisScript<Long> MOVE_FEED_CHECKPOINT = RedisScript.of("""
+			if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
 			redis.call('SET', KEYS[1], ARGV[2])
-			return '+'
-			""", String.class);
+			return 1
+			""", Long.class);
 
 	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
 	static final String FEED_LAG = "feed-lag";
@@ -558,8 +555,8 @@ final class RedisTier {
 				() -> this.redis.opsForValue().get(this.feedCheckpoint));
 	}
 
-	private static boolean accepted(@Nullable String outcome) {
-		return "+".equals(outcome);
+	private static boolean accepted(@Nullable Long outcome) {
+		return outcome != null && outcome == 1;
 	}
 
 	private void announce(String cache, String key, long generation, String origin, long sentAt) {
