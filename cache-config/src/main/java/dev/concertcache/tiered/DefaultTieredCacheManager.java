@@ -719,6 +719,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			// Whatever the epoch: two failovers at once may be reported once, under the higher epoch.
 			streamServerChanged("the invalidation stream's slot has another primary, which may lack its last "
 					+ "announcements");
+			InvalidationListener listener = this.listener;
+			if (listener != null) {
+				listener.serverMayHaveChanged();
+			}
 		}
 		if (this.failoverEpoch.getAndAccumulate(epoch, Math::max) >= epoch) {
 			return;

@@ -58,6 +58,12 @@ final class InvalidationListener implements Runnable {
 	private static final int BATCH = 1000;
 
 	/**
+	 * Messages remembered by id and number, to tell a promoted replica's copies of them from its own: at 1,000
+	 * invalidations a second, the last 16 s (ADR 0035, revision 7). Three longs each.
+	 */
+	private static final int REMEMBERED = 16_384;
+
+	/**
 	 * The last message and the counter, read together: the next message must follow the counter's number. A script
 	 * rather than MULTI: Lettuce's cluster connection has no transactions, and both keys share one slot.
 	 */
@@ -143,14 +149,14 @@ final class InvalidationListener implements Runnable {
 
 	private String runId;
 
-	/**
-	 * After another server was found behind the stream: the last id and number read from the one before. A message
-	 * of the new server's stream at or before both was read already (its replica copy), and is not delivered again;
-	 * {@code null} once past them.
-	 */
-	private @Nullable String readThroughId;
+	/** The messages read from the server behind the stream now. */
+	private final ReadMessages read = new ReadMessages(REMEMBERED);
 
-	private long readThroughSequence;
+	/**
+	 * After another server was found behind the stream: what was read from the one before. A message of the new
+	 * server's stream among them (its replica copy) is not delivered again; {@code null} once past them.
+	 */
+	private ReadMessages.@Nullable Seen readBefore;
 
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
@@ -174,6 +180,10 @@ final class InvalidationListener implements Runnable {
 			return;
 		}
 		this.running = true;
+		if (this.lastId != null) {
+			// Started again: while it was stopped, another server may have taken the stream over.
+			this.suspect.set(true);
+		}
 		this.client.addListener(this.disconnects);
 		Thread thread = new Thread(this, "tiered-cache-invalidations");
 		thread.setDaemon(true);
@@ -198,6 +208,14 @@ final class InvalidationListener implements Runnable {
 				Thread.currentThread().interrupt();
 			}
 		}
+	}
+
+	/**
+	 * Has the next read check which server holds the stream first: the topology says the stream's slot has another
+	 * primary now, whose own messages may have ids before the last one read (its clock behind the old one's).
+	 */
+	void serverMayHaveChanged() {
+		this.suspect.set(true);
 	}
 
 	/** Parks the listener before its next {@code run_id} checks; for tests of what a read finds meanwhile. */
@@ -241,10 +259,12 @@ final class InvalidationListener implements Runnable {
 						XReadArgs.StreamOffset.from(this.stream, this.lastId));
 				for (StreamMessage<String, String> message : batch) {
 					this.lastId = message.getId();
-					if (readBefore(message)) {
+					String sequence = message.getBody().get("seq");
+					this.read.read(message.getId(), sequence);
+					if (readBefore(message.getId(), sequence)) {
 						continue;
 					}
-					checkSequence(message.getBody().get("seq"));
+					checkSequence(sequence);
 					String feedLag = message.getBody().get(RedisTier.FEED_LAG);
 					if (feedLag != null) {
 						feedCaughtUp(feedLag);
@@ -286,30 +306,20 @@ final class InvalidationListener implements Runnable {
 	}
 
 	/**
-	 * Whether {@code message} was read from the server before: a promoted replica's stream is the old primary's up
-	 * to what it had received, then its own messages, whose ids come after (unless its clock is behind the old
-	 * one's by more than the failover took) and whose numbers go on from what it had received.
+	 * Whether the message with this id and number was read from the server before: a promoted replica's stream is
+	 * the old primary's up to what it had received (the same ids and numbers), then its own messages, whose ids come
+	 * after those unless its clock is behind, and whose numbers repeat those of the messages it never received.
 	 */
-	private boolean readBefore(StreamMessage<String, String> message) {
-		String readThrough = this.readThroughId;
-		if (readThrough == null) {
+	private boolean readBefore(String id, @Nullable String sequence) {
+		ReadMessages.Seen before = this.readBefore;
+		if (before == null) {
 			return false;
 		}
-		if (compareIds(message.getId(), readThrough) > 0) {
-			this.readThroughId = null;
+		if (before.isPast(id)) {
+			this.readBefore = null;
 			return false;
 		}
-		String sequence = message.getBody().get("seq");
-		return sequence != null && Long.parseLong(sequence) <= this.readThroughSequence;
-	}
-
-	/** Orders two stream ids ({@code <ms>-<n>}). */
-	static int compareIds(String a, String b) {
-		int dashA = a.indexOf('-');
-		int dashB = b.indexOf('-');
-		int byTime = Long.compare(Long.parseLong(a.substring(0, dashA)), Long.parseLong(b.substring(0, dashB)));
-		return (byTime != 0) ? byTime
-				: Long.compare(Long.parseLong(a.substring(dashA + 1)), Long.parseLong(b.substring(dashB + 1)));
+		return before.wasRead(id, sequence);
 	}
 
 	/**
@@ -414,9 +424,9 @@ final class InvalidationListener implements Runnable {
 			return false;
 		}
 		this.runId = runId;
-		this.readThroughId = this.lastId;
-		this.readThroughSequence = this.lastSequence;
+		this.readBefore = this.read.seen();
 		this.lastId = START;
+		this.read.startAfter(START);
 		this.lastSequence = -1;
 		this.previousRead = InvalidationWatermark.NEVER;
 		this.newServer.accept(runId);
@@ -463,6 +473,7 @@ final class InvalidationListener implements Runnable {
 		List<Object> result = redis.eval(LAST_MESSAGE_AND_COUNTER, ScriptOutputType.MULTI, this.stream,
 				sequenceKey(this.stream));
 		this.lastId = String.valueOf(result.get(0));
+		this.read.startAfter(this.lastId);
 		this.lastSequence = Long.parseLong(String.valueOf(result.get(1)));
 	}
 

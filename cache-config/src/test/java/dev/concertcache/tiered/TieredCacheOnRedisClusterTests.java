@@ -366,6 +366,63 @@ class TieredCacheOnRedisClusterTests {
 	}
 
 	@Test
+	void aPromotedReplicaWhoseClockIsBehindTheOldPrimarysHasItsInvalidationsHeardAndNotTakenForCopies() {
+		CacheInstance.Settings properties = CacheInstance.properties((builder) -> builder.changeFeedMaxLag(FEED_MAX_LAG));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		ChangeFeed feed = new ChangeFeed(a.manager);
+		assertThat(feed.landed()).isTrue();
+		awaitConfirmed(feed, a, b);
+		long changed = 1;
+		long heard = 2;
+		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+			cache.get(changed, new CountingLoader().returning(OLD));
+		}
+		onB.get(heard, new CountingLoader().returning(OLD));
+		String streamKey = properties.keyPrefix() + ":invalidations";
+		RedisCluster.Node stream = cluster.primaryFor(streamKey);
+		cutOff(stream, cluster.replicaOf(stream));
+		// The old primary's clock is two minutes ahead of the replica's: its last messages, which the replica never
+		// gets, have later ids than any the promoted replica gives soon after, and numbers it gives again.
+		stream.command("EVAL", """
+				for i = 1, 100 do
+				  local seq = redis.call('INCR', KEYS[2])
+				  redis.call('XADD', KEYS[1], ARGV[1] .. '-' .. i, 'cache', 'items', 'key', ARGV[2], 'gen', '0',
+				    'seq', seq, 'origin', 'ahead', 'sent', ARGV[1])
+				end
+				""", "2", streamKey, InvalidationListener.sequenceKey(streamKey),
+				String.valueOf(System.currentTimeMillis() + Duration.ofMinutes(2).toMillis()), String.valueOf(heard));
+		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(heard));
+		b.manager.listener().stop();
+		onA.evict(changed);
+		assertThat(feed.landed()).isTrue();
+		long handledOnA = a.manager.failoversHandled();
+		long handledOnB = b.manager.failoversHandled();
+
+		cluster.killPrimary(stream);
+		try {
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+			a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
+			b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
+			b.manager.listener().start();
+			feed.readFromCheckpoint();
+			onA.evict(changed);
+			assertThat(feed.landed()).isTrue();
+			awaitConfirmed(feed, a, b);
+
+			CountingLoader loader = new CountingLoader();
+			assertThat(onB.get(changed, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
+			cluster.restart(stream);
+		}
+	}
+
+	@Test
 	void afterTheNodeOfTheInvalidationStreamRestartsInvalidationsReachTheOtherInstanceAgain() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
