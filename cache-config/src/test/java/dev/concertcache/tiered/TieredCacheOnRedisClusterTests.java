@@ -296,65 +296,50 @@ class TieredCacheOnRedisClusterTests {
 
 	@Test
 	void aFailoverOfThePrimaryOfTheStreamKeepsL1WhenTheChangeFeedInvalidatesAgainWhatThePromotedReplicaLacks() {
-		CacheInstance.Settings properties = CacheInstance.properties((builder) -> builder.changeFeedMaxLag(FEED_MAX_LAG));
-		CacheInstance a = instance(properties);
-		CacheInstance b = instance(properties);
-		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
-		ChangeFeed feed = new ChangeFeed(a.manager);
-		assertThat(feed.landed()).isTrue();
-		awaitConfirmed(feed, a, b);
+		Followed fleet = twoInstancesFollowingAFeed();
 		long changed = 1;
 		long kept = 2;
 		long invalidatedBefore = 3;
-		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+		for (CacheUnderTest<Long, Item> cache : List.of(fleet.onA, fleet.onB)) {
 			for (long key : List.of(changed, kept, invalidatedBefore)) {
 				cache.get(key, new CountingLoader().returning(OLD));
 			}
 		}
-		onB.evict(invalidatedBefore);
-		await().atMost(Duration.ofSeconds(5)).until(() -> !onA.isInL1(invalidatedBefore));
-		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+		fleet.onB.evict(invalidatedBefore);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !fleet.onA.isInL1(invalidatedBefore));
+		for (CacheUnderTest<Long, Item> cache : List.of(fleet.onA, fleet.onB)) {
 			cache.get(invalidatedBefore, new CountingLoader().returning(NEW));
 		}
-		assertThat(feed.landed()).isTrue();
-		String keptByTheReplica = feed.checkpoint;
-		RedisCluster.Node stream = cluster.primaryFor(properties.keyPrefix() + ":invalidations");
+		assertThat(fleet.feed.landed()).isTrue();
+		String keptByTheReplica = fleet.feed.checkpoint;
+		RedisCluster.Node stream = cluster.primaryFor(fleet.streamKey());
 		cutOff(stream, cluster.replicaOf(stream));
 		// Instance b reads nothing more from the old primary (a listener reconnecting, say).
-		b.manager.listener().stop();
+		fleet.b.manager.listener().stop();
 		// The feed lands a change: its tombstone and announcement, then its checkpoint and confirmation, are lost.
-		onA.evict(changed);
-		assertThat(feed.landed()).isTrue();
-		assertThat(feed.confirm()).isTrue();
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		fleet.onA.evict(changed);
+		assertThat(fleet.feed.landed()).isTrue();
+		assertThat(fleet.feed.confirm()).isTrue();
 
-		cluster.killPrimary(stream);
 		try {
-			await().atMost(Duration.ofSeconds(10))
-				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
-			// The failover took longer than max-lag: no tier is trusted until the feed confirms again.
-			a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
-			b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
-			b.manager.listener().start();
-			assertThat(feed.confirm()).as("the promoted replica holds an earlier checkpoint").isFalse();
-			assertThat(a.manager.changeFeedCheckpoint()).isEqualTo(keptByTheReplica);
+			fleet.failOver(stream);
+			assertThat(fleet.feed.confirm()).as("the promoted replica holds an earlier checkpoint").isFalse();
+			assertThat(fleet.a.manager.changeFeedCheckpoint()).isEqualTo(keptByTheReplica);
 			// As the binary log's reader does: read again from that checkpoint, invalidating again what followed it.
-			feed.readFromCheckpoint();
-			onA.evict(changed);
-			assertThat(feed.landed()).isTrue();
-			awaitConfirmed(feed, a, b);
+			fleet.feed.readFromCheckpoint();
+			fleet.onA.evict(changed);
+			assertThat(fleet.feed.landed()).isTrue();
+			awaitConfirmed(fleet.feed, fleet.a, fleet.b);
 
 			CountingLoader loader = new CountingLoader();
-			assertThat(onB.get(changed, loader.returning(NEW))).contains(NEW);
+			assertThat(fleet.onB.get(changed, loader.returning(NEW))).contains(NEW);
 			assertThat(loader.calls()).isEqualTo(1);
-			assertThat(onB.lookup(kept, loader.returning(NEW))).satisfies((lookup) -> {
+			assertThat(fleet.onB.lookup(kept, loader.returning(NEW))).satisfies((lookup) -> {
 				assertThat(lookup.value()).contains(OLD);
 				assertThat(lookup.source()).isEqualTo(Source.L1);
 			});
 			// Instance a read the promoted replica's stream again from its start, past what it had read before.
-			assertThat(onA.lookup(invalidatedBefore, loader.returning(OLD))).satisfies((lookup) -> {
+			assertThat(fleet.onA.lookup(invalidatedBefore, loader.returning(OLD))).satisfies((lookup) -> {
 				assertThat(lookup.value()).contains(NEW);
 				assertThat(lookup.source()).isEqualTo(Source.L1);
 			});
@@ -367,22 +352,14 @@ class TieredCacheOnRedisClusterTests {
 
 	@Test
 	void aPromotedReplicaWhoseClockIsBehindTheOldPrimarysHasItsInvalidationsHeardAndNotTakenForCopies() {
-		CacheInstance.Settings properties = CacheInstance.properties((builder) -> builder.changeFeedMaxLag(FEED_MAX_LAG));
-		CacheInstance a = instance(properties);
-		CacheInstance b = instance(properties);
-		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
-		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
-		ChangeFeed feed = new ChangeFeed(a.manager);
-		assertThat(feed.landed()).isTrue();
-		awaitConfirmed(feed, a, b);
+		Followed fleet = twoInstancesFollowingAFeed();
 		long changed = 1;
 		long heard = 2;
-		for (CacheUnderTest<Long, Item> cache : List.of(onA, onB)) {
+		for (CacheUnderTest<Long, Item> cache : List.of(fleet.onA, fleet.onB)) {
 			cache.get(changed, new CountingLoader().returning(OLD));
 		}
-		onB.get(heard, new CountingLoader().returning(OLD));
-		String streamKey = properties.keyPrefix() + ":invalidations";
-		RedisCluster.Node stream = cluster.primaryFor(streamKey);
+		fleet.onB.get(heard, new CountingLoader().returning(OLD));
+		RedisCluster.Node stream = cluster.primaryFor(fleet.streamKey());
 		cutOff(stream, cluster.replicaOf(stream));
 		// The old primary's clock is two minutes ahead of the replica's: its last messages, which the replica never
 		// gets, have later ids than any the promoted replica gives soon after, and numbers it gives again.
@@ -392,29 +369,22 @@ class TieredCacheOnRedisClusterTests {
 				  redis.call('XADD', KEYS[1], ARGV[1] .. '-' .. i, 'cache', 'items', 'key', ARGV[2], 'gen', '0',
 				    'seq', seq, 'origin', 'ahead', 'sent', ARGV[1])
 				end
-				""", "2", streamKey, InvalidationListener.sequenceKey(streamKey),
+				""", "2", fleet.streamKey(), InvalidationListener.sequenceKey(fleet.streamKey()),
 				String.valueOf(System.currentTimeMillis() + Duration.ofMinutes(2).toMillis()), String.valueOf(heard));
-		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(heard));
-		b.manager.listener().stop();
-		onA.evict(changed);
-		assertThat(feed.landed()).isTrue();
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		await().atMost(Duration.ofSeconds(5)).until(() -> !fleet.onB.isInL1(heard));
+		fleet.b.manager.listener().stop();
+		fleet.onA.evict(changed);
+		assertThat(fleet.feed.landed()).isTrue();
 
-		cluster.killPrimary(stream);
 		try {
-			await().atMost(Duration.ofSeconds(10))
-				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
-			a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
-			b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
-			b.manager.listener().start();
-			feed.readFromCheckpoint();
-			onA.evict(changed);
-			assertThat(feed.landed()).isTrue();
-			awaitConfirmed(feed, a, b);
+			fleet.failOver(stream);
+			fleet.feed.readFromCheckpoint();
+			fleet.onA.evict(changed);
+			assertThat(fleet.feed.landed()).isTrue();
+			awaitConfirmed(fleet.feed, fleet.a, fleet.b);
 
 			CountingLoader loader = new CountingLoader();
-			assertThat(onB.get(changed, loader.returning(NEW))).contains(NEW);
+			assertThat(fleet.onB.get(changed, loader.returning(NEW))).contains(NEW);
 			assertThat(loader.calls()).isEqualTo(1);
 		}
 		finally {
@@ -740,6 +710,43 @@ class TieredCacheOnRedisClusterTests {
 				return name;
 			}
 		}
+	}
+
+	/** Instances a and b following a test change feed on a, which has landed once and been heard by both. */
+	private Followed twoInstancesFollowingAFeed() {
+		CacheInstance.Settings properties = CacheInstance.properties((builder) -> builder.changeFeedMaxLag(FEED_MAX_LAG));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		ChangeFeed feed = new ChangeFeed(a.manager);
+		assertThat(feed.landed()).isTrue();
+		awaitConfirmed(feed, a, b);
+		return new Followed(properties, a, b, a.cache("items", Long.class, Item.class),
+				b.cache("items", Long.class, Item.class), feed);
+	}
+
+	private record Followed(CacheInstance.Settings properties, CacheInstance a, CacheInstance b,
+			CacheUnderTest<Long, Item> onA, CacheUnderTest<Long, Item> onB, ChangeFeed feed) {
+
+		String streamKey() {
+			return this.properties.keyPrefix() + ":invalidations";
+		}
+
+		/**
+		 * Kills the stream's primary and waits until both instances handled the failover, which took longer than
+		 * max-lag; then starts b's listener again.
+		 */
+		void failOver(RedisCluster.Node stream) {
+			long handledOnA = this.a.manager.failoversHandled();
+			long handledOnB = this.b.manager.failoversHandled();
+			cluster.killPrimary(stream);
+			await().atMost(Duration.ofSeconds(10))
+				.until(() -> this.a.manager.failoversHandled() > handledOnA
+						&& this.b.manager.failoversHandled() > handledOnB);
+			this.a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
+			this.b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
+			this.b.manager.listener().start();
+		}
+
 	}
 
 	/** Has the feed confirm until every instance heard a confirmation no older than max-lag. */
