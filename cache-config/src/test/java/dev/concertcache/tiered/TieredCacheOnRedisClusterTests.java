@@ -393,6 +393,51 @@ class TieredCacheOnRedisClusterTests {
 	}
 
 	@Test
+	void whileAPrimaryIsDownWithoutAReplicaToPromoteTheOtherPrimariesServeValuesAndInvalidations() {
+		CacheInstance.Settings properties = CacheInstance.properties();
+		RedisCluster.Node stream = cluster.primaryFor(properties.keyPrefix() + ":invalidations");
+		String name = cacheWhoseCounterIsOn(properties, stream);
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache(name, Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache(name, Long.class, Item.class);
+		long evicted = keyOff(onA, stream);
+		RedisCluster.Node keys = cluster.primaryFor(onA.redisKey(evicted));
+		long stored = evicted + 1;
+		while (!cluster.primaryFor(onA.redisKey(stored)).address().equals(keys.address())) {
+			stored++;
+		}
+		RedisCluster.Node down = cluster.nodes()
+			.stream()
+			.filter((node) -> node.isRunning() && node.isPrimary() && !node.address().equals(stream.address())
+					&& !node.address().equals(keys.address()))
+			.findFirst()
+			.orElseThrow();
+		RedisCluster.Node replica = cluster.replicaOf(down);
+		onB.get(evicted, new CountingLoader().returning(OLD));
+		onA.get(stored, new CountingLoader().returning(OLD));
+
+		replica.command("CONFIG", "SET", "cluster-replica-no-failover", "yes");
+		down.kill();
+		try {
+			await().atMost(Duration.ofSeconds(10)).until(() -> isFailed(stream, down));
+			onA.evict(evicted);
+			await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(evicted));
+			CountingLoader loader = new CountingLoader();
+			assertThat(onB.lookup(stored, loader.returning(NEW))).satisfies((lookup) -> {
+				assertThat(lookup.value()).contains(OLD);
+				assertThat(lookup.source()).isEqualTo(Source.L2);
+			});
+			assertThat(onB.get(evicted, loader.returning(NEW))).contains(NEW);
+			assertThat(loader.calls()).isEqualTo(1);
+		}
+		finally {
+			replica.command("CONFIG", "SET", "cluster-replica-no-failover", "no");
+			cluster.restart(down);
+		}
+	}
+
+	@Test
 	void afterTheNodeOfTheInvalidationStreamRestartsInvalidationsReachTheOtherInstanceAgain() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = instance(properties);
@@ -700,6 +745,24 @@ class TieredCacheOnRedisClusterTests {
 		CacheInstance instance = CacheInstance.start(cluster, properties);
 		this.closeables.add(instance);
 		return instance;
+	}
+
+	/** A cache whose generation counter is on {@code node}. */
+	private static String cacheWhoseCounterIsOn(CacheInstance.Settings properties, RedisCluster.Node node) {
+		for (int i = 0;; i++) {
+			String name = "pages" + i;
+			if (counterOf(properties, name).address().equals(node.address())) {
+				return name;
+			}
+		}
+	}
+
+	/** Whether {@code observer} holds {@code node} failed (FAIL, agreed by the primaries; not just PFAIL). */
+	private static boolean isFailed(RedisCluster.Node observer, RedisCluster.Node node) {
+		return observer.command("CLUSTER", "NODES")
+			.lines()
+			.filter((line) -> line.contains(" " + node.address() + "@"))
+			.anyMatch((line) -> List.of(line.split(" ")[2].split(",")).contains("fail"));
 	}
 
 	/** A cache whose generation counter is on another primary than {@code node}. */
