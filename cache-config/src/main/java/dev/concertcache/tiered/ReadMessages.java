@@ -1,7 +1,5 @@
 package dev.concertcache.tiered;
 
-import java.util.Arrays;
-
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -155,13 +153,6 @@ final class ReadMessages {
 				}
 			}
 			return false;
-		}
-
-		@Override
-		public String toString() {
-			return "read after " + this.startMillis + "-" + this.startCounter + ": " + this.millis.length + " "
-					+ Arrays.toString(Arrays.copyOfRange(this.millis, Math.max(0, this.millis.length - 3),
-							this.millis.length));
 		}
 
 	}
