@@ -391,9 +391,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 		catch (RuntimeException | Error ex) {
 			this.redis.unlockQuietly(read);
-			// Only an unavailable loader may be answered with a stale value: a bug must show, not hide for minutes.
-			L1Entry<V> stale = (ex instanceof RuntimeException && LoaderFailures.isUnavailable(ex))
-					? this.staleIfError.fallback(read, staleInL1) : null;
+			L1Entry<V> stale = (ex instanceof RuntimeException failure) ? staleIfError(failure, key, read, staleInL1)
+					: null;
 			if (stale != null) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Serving a stale value of cache '" + this.name + "': " + ex);
@@ -405,6 +404,33 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		StoredDigest stored = (read instanceof RedisRead.Load<V> load) ? this.redis.store(load, loaded, started)
 				: null;
 		return fresh(loaded, Source.LOADER, readAt, stored);
+	}
+
+	/**
+	 * What a failed load may be answered with (ADR 0031), {@code null} for nothing. Only an unavailable loader may be
+	 * answered with a stale value: a bug must show, not hide for minutes. What the freshness gate refused (L1 entries
+	 * older than the last invalidations heard or the feed's last confirmation, Redis while the feed is behind) is
+	 * served only while the database cannot be reached: while it answers but sheds this load (a full bulkhead, a
+	 * timeout), the refused value may be the old one of a committed write, and the failure is the honest answer.
+	 */
+	private @Nullable L1Entry<V> staleIfError(RuntimeException failure, String key, RedisRead<V> read,
+			@Nullable L1Entry<V> staleInL1) {
+		if (!LoaderFailures.isUnavailable(failure)) {
+			return null;
+		}
+		boolean unreachable = LoaderFailures.isUnreachable(failure);
+		RedisRead<V> inRedis = (unreachable && read == RedisRead.<V>unavailable() && !this.feed.coversRedis())
+				? this.redis.lastKnown(key) : read;
+		L1Entry<V> inL1 = (staleInL1 != null && (unreachable || isVouchedFor(key, staleInL1))) ? staleInL1 : null;
+		return this.staleIfError.fallback(inRedis, inL1);
+	}
+
+	/**
+	 * Whether the freshness gate would serve {@code entry} if it were within its time to live: it is not older than
+	 * what this instance has heard invalidations and the feed's confirmations up to, and no eviction of it is pending.
+	 */
+	private boolean isVouchedFor(String key, L1Entry<V> entry) {
+		return this.watermark.covers(entry.readAt) && this.feed.covers(entry) && !this.pending.coversKey(this.name, key);
 	}
 
 	/**

@@ -1,7 +1,9 @@
 package dev.concertcache.tiered;
 
 import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
@@ -13,7 +15,8 @@ import org.springframework.transaction.CannotCreateTransactionException;
 
 /**
  * Tells a loader failure that means "the loader (database) is unavailable right now" from any other: the
- * loader's circuit breaker counts only these, and an application answers them with 503 and Retry-After.
+ * loader's circuit breaker counts only these, and an application answers them with 503 and Retry-After. Among
+ * them, {@link #isUnreachable} tells a database that cannot be reached from one that answers but sheds a load.
  *
  * @author concert-cache
  */
@@ -46,6 +49,31 @@ public final class LoaderFailures {
 					|| current instanceof SQLRecoverableException
 					|| current instanceof SQLNonTransientConnectionException || current instanceof ConnectException
 					|| current instanceof SocketTimeoutException) {
+				return true;
+			}
+			current = (current.getCause() != current) ? current.getCause() : null;
+		}
+		return false;
+	}
+
+	/**
+	 * Whether {@code failure} says the loader cannot be reached at all, as opposed to answering but shedding this load
+	 * (a full bulkhead, a statement or lock timeout, a busy pool): the loader's circuit breaker is open, or a cause is
+	 * a refused or lost connection ({@link ConnectException}, {@link NoRouteToHostException},
+	 * {@link UnknownHostException}, {@link SQLNonTransientConnectionException}, {@link SQLRecoverableException}).
+	 * A cache serves what its tiers hold, even what its freshness gate refused, only then: while the database answers,
+	 * a read goes to it.
+	 * @param failure what a loader threw
+	 * @return {@code true} if the database is out of reach
+	 */
+	public static boolean isUnreachable(Throwable failure) {
+		Throwable current = failure;
+		for (int depth = 0; current != null && depth < MAXIMUM_DEPTH; depth++) {
+			if ((current instanceof LoadRejectedException rejected
+					&& rejected.getReason() == LoadRejectedException.Reason.CIRCUIT_OPEN)
+					|| current instanceof ConnectException || current instanceof NoRouteToHostException
+					|| current instanceof UnknownHostException || current instanceof SQLNonTransientConnectionException
+					|| current instanceof SQLRecoverableException) {
 				return true;
 			}
 			current = (current.getCause() != current) ? current.getCause() : null;

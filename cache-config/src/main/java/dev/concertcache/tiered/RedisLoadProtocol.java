@@ -138,6 +138,24 @@ final class RedisLoadProtocol<V> {
 	}
 
 	/**
+	 * What Redis holds under {@code key} (encoded) now, without the lock, as a failed load's candidate for a stale
+	 * value when a read did not ask Redis (the change feed behind); unavailable where {@link #read} would be.
+	 */
+	RedisRead<V> lastKnown(String key) {
+		if (this.settings.pending().covers(this.cache, key) || this.settings.server().stamp() < 0) {
+			return RedisRead.unavailable();
+		}
+		try {
+			String valueKey = this.redis.valueKey(this.cache, this.generations.current(), this.codec.shape(), key);
+			String raw = this.redis.get(this.cache, valueKey);
+			return (raw != null) ? new RedisRead.Load<>(valueKey, "", raw, null) : RedisRead.unavailable();
+		}
+		catch (UnavailableException ex) {
+			return RedisRead.unavailable();
+		}
+	}
+
+	/**
 	 * Reads {@code keys} (encoded) for a fill of L1 from the hot set: what {@link #read} would return as a hit for
 	 * each, under the current generation and shape, {@code null} where it would not (nothing, a tombstone, a value
 	 * kept only to be served stale, an unreadable one, a key this instance's own pending eviction covers). One

@@ -22,6 +22,14 @@ final class CountingLoader {
 		return returning(null);
 	}
 
+	/** A loader that fails, each call with a new {@code failure}, as a database that cannot be reached does. */
+	Supplier<Optional<Item>> failingWith(Supplier<? extends RuntimeException> failure) {
+		return () -> {
+			this.calls.incrementAndGet();
+			throw failure.get();
+		};
+	}
+
 	int calls() {
 		return this.calls.get();
 	}

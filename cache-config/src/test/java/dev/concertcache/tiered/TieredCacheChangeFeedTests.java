@@ -3,12 +3,19 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.sql.SQLNonTransientConnectionException;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.dao.QueryTimeoutException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
+
 import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.TieredCache.Source;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -179,6 +186,45 @@ class TieredCacheChangeFeedTests {
 		}
 	}
 
+	@Test
+	void aValueTheStalledFeedRefusedIsNotServedStaleWhenTheDatabaseAnswersButTimesOut() {
+		CacheInstance instance = instance(following(servingStale()));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		// Committed past the application; the feed that would invalidate it has stalled and says nothing.
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+
+		assertThatExceptionOfType(QueryTimeoutException.class).as("the database answers: OLD may be a write's old value")
+			.isThrownBy(() -> cache.lookup(1L, () -> {
+				throw new QueryTimeoutException("statement timed out under load");
+			}));
+		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isZero();
+	}
+
+	@Test
+	void whileTheDatabaseCannotBeReachedTheTiersServeWhatTheStalledFeedRefusedMarkedStale() {
+		CacheInstance.Settings properties = following(servingStale());
+		CacheInstance other = instance(properties);
+		CacheInstance instance = instance(properties);
+		confirm(instance, Duration.ZERO);
+		other.cache("items", Long.class, Item.class).get(2L, () -> Optional.of(OLD));
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		// Only this instance's L1 holds key 1 (Redis evicted it for memory).
+		instance.redis.delete(cache.redisKey(1L));
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		CountingLoader database = new CountingLoader();
+		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
+				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+
+		assertThat(cache.lookup(1L, unreachable)).as("from L1").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L1));
+		assertThat(cache.lookup(2L, unreachable)).as("from Redis").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class).as("held by neither tier")
+			.isThrownBy(() -> cache.lookup(3L, unreachable));
+		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isEqualTo(2);
+	}
+
 	/**
 	 * Says, as the feed does every so often, that every change committed {@code lag} ago has been invalidated, until
 	 * the instance heard it from a read sent after its watermark clock last moved.
@@ -197,6 +243,12 @@ class TieredCacheChangeFeedTests {
 			Duration silence = instance.manager.getChangeFeedSilence();
 			return silence != null && silence.compareTo(MAX_LAG) <= 0;
 		});
+	}
+
+	/** Stale-if-error on, as the service's caches have it. */
+	private static CacheInstance.Settings servingStale() {
+		return CacheInstance.properties((settings) -> settings
+			.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(1))));
 	}
 
 	private static CacheInstance.Settings following(CacheInstance.Settings properties) {
