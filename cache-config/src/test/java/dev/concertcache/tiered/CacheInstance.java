@@ -73,7 +73,7 @@ final class CacheInstance implements AutoCloseable {
 		this.resources = resources;
 		this.factory = factory;
 		this.redis = new StringRedisTemplate(this.factory);
-		DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(this.factory);
+		TieredCacheManagerBuilder builder = DefaultTieredCacheManager.builder(this.factory);
 		properties.customizer.accept(builder);
 		this.manager = builder.meterRegistry(this.meters)
 			.refresher(this.refreshes)
@@ -182,7 +182,7 @@ final class CacheInstance implements AutoCloseable {
 	}
 
 	/** TIERED mode under a key prefix of its own, so that tests sharing one Redis never meet. */
-	static Settings properties(Consumer<DefaultTieredCacheManager.Builder> customizer) {
+	static Settings properties(Consumer<TieredCacheManagerBuilder> customizer) {
 		String keyPrefix = "test-" + UUID.randomUUID().toString().substring(0, 8);
 		return new Settings(keyPrefix, (builder) -> builder.mode(TieredCacheMode.TIERED)
 			.keyPrefix(keyPrefix)
@@ -198,9 +198,9 @@ final class CacheInstance implements AutoCloseable {
 	}
 
 	/** The settings of a test instance: its key prefix and what the test sets on the manager's builder. */
-	record Settings(String keyPrefix, Consumer<DefaultTieredCacheManager.Builder> customizer) {
+	record Settings(String keyPrefix, Consumer<TieredCacheManagerBuilder> customizer) {
 
-		Settings and(Consumer<DefaultTieredCacheManager.Builder> more) {
+		Settings and(Consumer<TieredCacheManagerBuilder> more) {
 			return new Settings(this.keyPrefix, this.customizer.andThen(more));
 		}
 

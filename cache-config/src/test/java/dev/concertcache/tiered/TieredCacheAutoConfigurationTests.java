@@ -142,13 +142,13 @@ class TieredCacheAutoConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.publish-interval=10s",
 					"tiered-cache.hot-set.size=250")
-			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet())
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet().configuration())
 				.isEqualTo(HotSetConfiguration.defaultConfig()
 					.withPublishInterval(Duration.ofSeconds(10))
 					.withSize(250)
 					.withFillTimeout(HotSetConfiguration.DEFAULT_FILL_TIMEOUT)));
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.fill-timeout=750ms")
-			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet())
+			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet().configuration())
 				.isEqualTo(HotSetConfiguration.defaultConfig().withFillTimeout(Duration.ofMillis(750))));
 	}
 

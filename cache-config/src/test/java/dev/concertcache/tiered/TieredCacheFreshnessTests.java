@@ -226,7 +226,7 @@ class TieredCacheFreshnessTests {
 		assertThat(onWriter.get(1L, () -> Optional.of(NEW))).as("the writer after its write").contains(NEW);
 		writer.redis.delete(generationKey);
 		writer.redis.opsForValue().set(generationKey, generation);
-		writer.manager.retryPending();
+		writer.manager.retry().retry();
 		assertThat(writer.manager.pending().isEmpty()).isTrue();
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onOther.isInL1(1L));
 		assertThat(onOther.get(1L, () -> Optional.of(NEW))).contains(NEW);

@@ -42,7 +42,7 @@ class TieredCacheHotSetTests {
 	void anInstanceStartedAfterAnotherHasTheOthersHottestKeysInL1BeforeItServesAnything() {
 		CacheInstance first = instance(RedisServer.shared(), 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.publishHotSet();
+		first.manager.hotSet().publish();
 		CacheInstance joiner = instance(RedisServer.shared(), 10);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
 		HotSetFill fill = joiner.manager.fillHotSet();
@@ -65,7 +65,7 @@ class TieredCacheHotSetTests {
 	void aKeyEvictedAfterThePublishIsNotFilledWithItsOldValue() {
 		CacheInstance first = instance(RedisServer.shared(), 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.publishHotSet();
+		first.manager.hotSet().publish();
 		first.cache(CACHE, Long.class, Item.class).evict(3L);
 		CacheInstance joiner = instance(RedisServer.shared(), 10);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
@@ -81,7 +81,7 @@ class TieredCacheHotSetTests {
 	void nothingIsFilledAfterAnEvictAllOfTheCache() {
 		CacheInstance first = instance(RedisServer.shared(), 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.publishHotSet();
+		first.manager.hotSet().publish();
 		first.cache(CACHE, Long.class, Item.class).evictAll();
 		CacheInstance joiner = instance(RedisServer.shared(), 10);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
@@ -97,7 +97,7 @@ class TieredCacheHotSetTests {
 	void aFillTakesAtMostItsSizeOfTheHottestKeys() {
 		CacheInstance first = instance(RedisServer.shared(), 30);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.publishHotSet();
+		first.manager.hotSet().publish();
 		CacheInstance joiner = instance(RedisServer.shared(), 5);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
 		HotSetFill fill = joiner.manager.fillHotSet();
@@ -119,8 +119,8 @@ class TieredCacheHotSetTests {
 				other.get(id, loader.returning(item(id)));
 			}
 		}
-		first.manager.publishHotSet();
-		second.manager.publishHotSet();
+		first.manager.hotSet().publish();
+		second.manager.hotSet().publish();
 		String key = first.manager.redisTier().hotSetKey(CACHE);
 		assertThat(first.redis.opsForZSet().size(key)).isEqualTo(10);
 		assertThat(first.redis.getExpire(key)).isPositive()
@@ -135,7 +135,7 @@ class TieredCacheHotSetTests {
 		this.closeables.add(server);
 		CacheInstance first = instance(server, 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.publishHotSet();
+		first.manager.hotSet().publish();
 		CacheInstance joiner = instance(server, 10,
 				(builder) -> builder.hotSet(HotSetConfiguration.defaultConfig().withSize(10)
 					.withFillTimeout(Duration.ofMillis(50))));
@@ -178,7 +178,7 @@ class TieredCacheHotSetTests {
 	}
 
 	private CacheInstance instance(RedisServer server, int size,
-			Consumer<DefaultTieredCacheManager.Builder> customizer) {
+			Consumer<TieredCacheManagerBuilder> customizer) {
 		CacheInstance instance = CacheInstance.start(server, this.properties.and(customizer));
 		this.closeables.add(instance);
 		return instance;

@@ -121,8 +121,8 @@ class TieredCacheOnRedisClusterTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(key));
 		assertThat(onA.get(key, new CountingLoader().returning(NEW))).contains(NEW);
 		assertThat(onB.get(key, new CountingLoader().returning(NEW))).contains(NEW);
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		long handledOnA = a.manager.failovers().handled();
+		long handledOnB = b.manager.failovers().handled();
 		long generation = Long.parseLong(a.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:items:generation"));
 		String oldKey = onA.redisKey(key);
 		long killedAt = System.nanoTime();
@@ -132,7 +132,7 @@ class TieredCacheOnRedisClusterTests {
 		assertThat(replica.command("GET", oldKey)).contains("old");
 
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+			.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
 		long handledAfter = (System.nanoTime() - killedAt) / 1_000_000;
 		System.out.println("Failover: replica promoted " + promotedAfter + " ms after the kill, generations moved "
 				+ handledAfter + " ms after it");
@@ -168,14 +168,14 @@ class TieredCacheOnRedisClusterTests {
 			onA.get(each, new CountingLoader().returning(OLD));
 			onB.get(each, new CountingLoader().returning(OLD));
 		}
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		long handledOnA = a.manager.failovers().handled();
+		long handledOnB = b.manager.failovers().handled();
 		String before = onA.redisKey(key);
 
 		cluster.killPrimary(primary);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+				.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
 			// The instance that moved the generations announced it; the other one has heard it.
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> a.count("tiered.cache.invalidations.received", "cache", "items")
@@ -217,17 +217,17 @@ class TieredCacheOnRedisClusterTests {
 		onA.get(key, new CountingLoader().returning(OLD));
 		onB.get(key, new CountingLoader().returning(OLD));
 		String before = onA.redisKey(key);
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		long handledOnA = a.manager.failovers().handled();
+		long handledOnB = b.manager.failovers().handled();
 		// The promoted replica refuses every script, the generation moves included, until told otherwise.
 		for (CacheInstance instance : List.of(a, b)) {
-			instance.manager.beforeFailoverMove(() -> replica.command("ACL", "SETUSER", "default", "-eval", "-evalsha"));
+			instance.manager.failovers().beforeFailoverMove(() -> replica.command("ACL", "SETUSER", "default", "-eval", "-evalsha"));
 		}
 
 		cluster.killPrimary(counter);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+				.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
 			assertThat(a.manager.pending().isEmpty()).isFalse();
 			assertThat(onA.isInL1(key)).isTrue();
 			assertThat(onB.isInL1(key)).isTrue();
@@ -263,8 +263,8 @@ class TieredCacheOnRedisClusterTests {
 		long key = keyOff(onA, stream);
 		onA.get(key, new CountingLoader().returning(OLD));
 		onB.get(key, new CountingLoader().returning(OLD));
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		long handledOnA = a.manager.failovers().handled();
+		long handledOnB = b.manager.failovers().handled();
 		// The listeners would flush L1 on finding another run_id behind the stream: parked before they look, as a
 		// listener whose connection was not dropped (a partition) would not look at all.
 		CountDownLatch checked = new CountDownLatch(1);
@@ -282,7 +282,7 @@ class TieredCacheOnRedisClusterTests {
 		cluster.killPrimary(stream);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+				.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
 
 			// Its replica may lack the last announcements, of which an instance would never hear.
 			assertThat(onA.isInL1(key)).isFalse();
@@ -611,10 +611,10 @@ class TieredCacheOnRedisClusterTests {
 		counter.kill();
 		try {
 			onWriter.evictAll();
-			writer.manager.retryPending();
-			writer.manager.retryPending();
+			writer.manager.retry().retry();
+			writer.manager.retry().retry();
 			writer.ticker.advance(CacheInstance.MAX_SILENCE);
-			writer.manager.retryPending();
+			writer.manager.retry().retry();
 			// The stream keeps order: once the announcement after max-silence is in, every earlier one is too.
 			await().atMost(Duration.ofSeconds(1))
 				.until(() -> reader.count("tiered.cache.invalidations.received", "cache", name) >= 2);
@@ -644,7 +644,7 @@ class TieredCacheOnRedisClusterTests {
 		cutOff(primary, replica);
 		onA.evict(chosen);
 		CountDownLatch moved = new CountDownLatch(1);
-		a.manager.beforeFailoverMove(() -> {
+		a.manager.failovers().beforeFailoverMove(() -> {
 			try {
 				moved.await();
 			}
@@ -694,7 +694,7 @@ class TieredCacheOnRedisClusterTests {
 		onA.get(chosen, new CountingLoader().returning(OLD));
 		cutOff(primary, replica);
 		onA.evict(chosen);
-		long handled = a.manager.failoversHandled();
+		long handled = a.manager.failovers().handled();
 
 		// The replica takes the slots without the primary's last writes; the primary, alive, answers MOVED.
 		replica.command("CLUSTER", "FAILOVER", "TAKEOVER");
@@ -704,7 +704,7 @@ class TieredCacheOnRedisClusterTests {
 		CountingLoader loader = new CountingLoader();
 		assertThat(onA.get(chosen, loader.returning(NEW))).contains(NEW);
 		assertThat(loader.calls()).isEqualTo(1);
-		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failoversHandled() > handled);
+		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failovers().handled() > handled);
 	}
 
 	@Test
@@ -719,7 +719,7 @@ class TieredCacheOnRedisClusterTests {
 		String slot = source.command("CLUSTER", "KEYSLOT", onA.redisKey(chosen)).trim();
 		String sourceId = source.command("CLUSTER", "MYID").trim();
 		String targetId = target.command("CLUSTER", "MYID").trim();
-		long handled = a.manager.failoversHandled();
+		long handled = a.manager.failovers().handled();
 
 		// As redis-cli --cluster reshard does: the slot importing and migrating, its keys moved one by one.
 		target.command("CLUSTER", "SETSLOT", slot, "IMPORTING", sourceId);
@@ -738,7 +738,7 @@ class TieredCacheOnRedisClusterTests {
 			node.command("CLUSTER", "SETSLOT", slot, "NODE", targetId);
 		}
 		// A slot served by another primary is handled as a failover (ADR 0035): every generation moves.
-		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failoversHandled() > handled);
+		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failovers().handled() > handled);
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
@@ -799,12 +799,12 @@ class TieredCacheOnRedisClusterTests {
 		 * max-lag; then starts b's listener again.
 		 */
 		void failOver(RedisCluster.Node stream) {
-			long handledOnA = this.a.manager.failoversHandled();
-			long handledOnB = this.b.manager.failoversHandled();
+			long handledOnA = this.a.manager.failovers().handled();
+			long handledOnB = this.b.manager.failovers().handled();
 			cluster.killPrimary(stream);
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> this.a.manager.failoversHandled() > handledOnA
-						&& this.b.manager.failoversHandled() > handledOnB);
+				.until(() -> this.a.manager.failovers().handled() > handledOnA
+						&& this.b.manager.failovers().handled() > handledOnB);
 			this.a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
 			this.b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
 			this.b.manager.listener().start();

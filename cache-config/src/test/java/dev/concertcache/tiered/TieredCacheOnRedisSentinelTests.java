@@ -55,8 +55,8 @@ class TieredCacheOnRedisSentinelTests {
 		onA.get(1L, new CountingLoader().returning(OLD));
 		cutOffReplicaThenEvict(onA, onB);
 		String oldKey = onA.redisKey(1L);
-		long handledOnA = a.manager.failoversHandled();
-		long handledOnB = b.manager.failoversHandled();
+		long handledOnA = a.manager.failovers().handled();
+		long handledOnB = b.manager.failovers().handled();
 		long killedAt = System.nanoTime();
 		this.sentinel.killPrimary();
 		long promotedAfter = (System.nanoTime() - killedAt) / 1_000_000;
@@ -64,7 +64,7 @@ class TieredCacheOnRedisSentinelTests {
 		assertThat(replica.command("GET", oldKey)).contains("old");
 
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> a.manager.failoversHandled() > handledOnA && b.manager.failoversHandled() > handledOnB);
+			.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
 		long handledAfter = (System.nanoTime() - killedAt) / 1_000_000;
 		System.out.println("Sentinel failover: replica promoted " + promotedAfter + " ms after the kill, "
 				+ "generations moved on both instances " + handledAfter + " ms after it");
@@ -86,11 +86,11 @@ class TieredCacheOnRedisSentinelTests {
 		CacheInstance b = instance(properties);
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
-		long handledOnB = b.manager.failoversHandled();
+		long handledOnB = b.manager.failovers().handled();
 
 		this.sentinel.killPrimary();
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> b.manager.failoversHandled() > handledOnB && a.manager.isListening()
+			.until(() -> b.manager.failovers().handled() > handledOnB && a.manager.isListening()
 					&& b.manager.isListening());
 		onB.get(1L, new CountingLoader().returning(OLD));
 		assertThat(onB.isInL1(1L)).isTrue();

@@ -20,9 +20,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.TieredCacheManagerBuilder;
 import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 
@@ -64,7 +64,7 @@ class CaptureConfiguration {
 		BinlogServer server = new BinlogServer(host, port, username, password, properties.getConnectTimeout());
 		TieredCacheProperties caches = cacheProperties.getIfAvailable();
 		String keyPrefix = (caches != null && caches.keyPrefix() != null) ? caches.keyPrefix()
-				: DefaultTieredCacheManager.DEFAULT_KEY_PREFIX;
+				: TieredCacheManagerBuilder.DEFAULT_KEY_PREFIX;
 		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
 		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),

@@ -25,6 +25,7 @@ import org.springframework.util.Assert;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.PassThroughCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.TieredCacheManagerBuilder;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} of the two-tier cache. Creates the
@@ -53,7 +54,7 @@ public final class TieredCacheAutoConfiguration {
 			RedisConnectionFactory factory = connectionFactory.getIfUnique();
 			Assert.state(factory != null, () -> "tiered-cache.mode is " + properties.mode()
 					+ " but there is no RedisConnectionFactory: configure spring.data.redis.* or set tiered-cache.mode=none");
-			DefaultTieredCacheManager.Builder builder = DefaultTieredCacheManager.builder(factory);
+			TieredCacheManagerBuilder builder = DefaultTieredCacheManager.builder(factory);
 			new TieredCacheSettingsMapper(properties, Binder.get(environment)).applyTo(builder);
 			meterRegistry.ifUnique(builder::meterRegistry);
 			circuitBreakerRegistry.ifUnique(builder::circuitBreakerRegistry);

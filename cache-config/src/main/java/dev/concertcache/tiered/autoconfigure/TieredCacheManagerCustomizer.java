@@ -1,9 +1,9 @@
 package dev.concertcache.tiered.autoconfigure;
 
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.TieredCacheManagerBuilder;
 
 /**
- * Callback that customizes the {@link DefaultTieredCacheManager.Builder} before the auto-configured manager is
+ * Callback that customizes the {@link TieredCacheManagerBuilder} before the auto-configured manager is
  * built, for example to set a {@link com.github.benmanes.caffeine.cache.Ticker} in tests. Customizers run in
  * {@link org.springframework.core.Ordered order}.
  *
@@ -16,6 +16,6 @@ public interface TieredCacheManagerCustomizer {
 	 * Customizes the builder.
 	 * @param builder the builder of the manager
 	 */
-	void customize(DefaultTieredCacheManager.Builder builder);
+	void customize(TieredCacheManagerBuilder builder);
 
 }

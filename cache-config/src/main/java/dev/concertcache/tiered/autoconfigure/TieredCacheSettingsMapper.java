@@ -16,6 +16,7 @@ import org.springframework.boot.context.properties.bind.Binder;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.HotSetConfiguration;
 import dev.concertcache.tiered.TieredCacheConfiguration;
+import dev.concertcache.tiered.TieredCacheManagerBuilder;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.Bulkhead;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.CacheSettings;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.CircuitBreaker;
@@ -44,7 +45,7 @@ final class TieredCacheSettingsMapper {
 		this.binder = binder;
 	}
 
-	void applyTo(DefaultTieredCacheManager.Builder builder) {
+	void applyTo(TieredCacheManagerBuilder builder) {
 		TieredCacheProperties properties = this.properties;
 		PropertyMapper map = PropertyMapper.get();
 		map.from(properties.mode()).to(builder::mode);
@@ -60,7 +61,7 @@ final class TieredCacheSettingsMapper {
 		map.from(properties.lock().ttl()).to(builder::lockTtl);
 		map.from(properties.lock().pollInterval()).to(builder::lockPollInterval);
 		builder.hotSet(hotSet(properties.hotSet()));
-		builder.redisCircuitBreaker(breaker(DefaultTieredCacheManager.DEFAULT_REDIS_CIRCUIT_BREAKER,
+		builder.redisCircuitBreaker(breaker(TieredCacheManagerBuilder.DEFAULT_REDIS_CIRCUIT_BREAKER,
 				resilience4jBreaker(DefaultTieredCacheManager.CIRCUIT_BREAKER_NAME, properties.circuitBreaker())));
 		TieredCacheConfiguration defaults = configuration(TieredCacheConfiguration.defaultConfig(),
 				properties.defaults());

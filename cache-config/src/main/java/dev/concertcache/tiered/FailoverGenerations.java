@@ -1,0 +1,239 @@
+package dev.concertcache.tiered;
+
+import java.time.Clock;
+import java.util.Collection;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+import java.util.function.ToLongFunction;
+
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What every cache does when another Redis server takes over (ADR 0035): a promoted replica may lack the last
+ * tombstones and generation moves, so each cache moves to a new generation, once per failover across the fleet, and
+ * L1 is cleared where lost announcements could have reached it. On a cluster it follows {@link ClusterFailovers};
+ * on a standalone or Sentinel client the invalidation listener reports a new {@code run_id}.
+ */
+final class FailoverGenerations {
+
+	private static final Log logger = LogFactory.getLog(FailoverGenerations.class);
+
+	private final Supplier<Collection<DefaultTieredCache<?, ?>>> caches;
+
+	private final RedisTier redis;
+
+	private final PendingEvictions pending;
+
+	private final ChangeFeedWatermark feed;
+
+	private final ServerConfirmation server;
+
+	private final Supplier<@Nullable InvalidationListener> listener;
+
+	private final String instanceId;
+
+	private final Clock clock;
+
+	private final AtomicLong failoverEpoch = new AtomicLong(-1);
+
+	/** How the last failover moved a generation; a move Redis did not take is retried with it. */
+	private volatile ToLongFunction<String> failoverMove = (cache) -> {
+		throw new IllegalStateException("No failover to retry");
+	};
+
+	private final AtomicLong failoversHandled = new AtomicLong();
+
+	private volatile @Nullable ClusterFailovers failovers;
+
+	private volatile @Nullable ExecutorService moves;
+
+	/** Runs before the generation moves of a cluster failover; tests park it. */
+	private volatile Runnable beforeFailoverMove = () -> {
+	};
+
+	FailoverGenerations(Supplier<Collection<DefaultTieredCache<?, ?>>> caches, RedisTier redis, PendingEvictions pending,
+			ChangeFeedWatermark feed, ServerConfirmation server, Supplier<@Nullable InvalidationListener> listener,
+			String instanceId, Clock clock) {
+		this.caches = caches;
+		this.redis = redis;
+		this.pending = pending;
+		this.feed = feed;
+		this.server = server;
+		this.listener = listener;
+		this.instanceId = instanceId;
+		this.clock = clock;
+	}
+
+	/**
+	 * Follows the cluster's topology: reads stop using Redis before Lettuce routes by the new topology
+	 * ({@link ClusterFailovers}); the generations move off it (Redis round trips) on a thread of their own, not behind a
+	 * retry of pending evictions.
+	 */
+	void follow(RedisClusterClient cluster) {
+		ExecutorService moves = Executors.newSingleThreadExecutor((task) -> {
+			Thread thread = new Thread(task, "tiered-cache-failover");
+			thread.setDaemon(true);
+			return thread;
+		});
+		this.moves = moves;
+		int streamSlot = SlotHash.getSlot(this.redis.stream());
+		ClusterFailovers failovers = new ClusterFailovers(cluster, (epoch, slots) -> {
+			long seen = this.server.disconnected();
+			boolean streamMoved = slots.get(streamSlot);
+			moves.execute(() -> {
+				try {
+					this.beforeFailoverMove.run();
+					afterFailover(epoch, streamMoved);
+				}
+				finally {
+					// A cache whose move failed is pending: its reads skip Redis on their own.
+					this.server.confirmed(seen);
+				}
+			});
+		});
+		this.failovers = failovers;
+		failovers.start();
+	}
+
+	void stop() {
+		ClusterFailovers failovers = this.failovers;
+		if (failovers != null) {
+			failovers.stop();
+		}
+		ExecutorService moves = this.moves;
+		if (moves != null) {
+			moves.shutdownNow();
+		}
+	}
+
+	void flush(String reason) {
+		logger.info("Flushing L1 of every cache: " + reason);
+		this.redis.forgetRegistrations();
+		this.caches.get().forEach(DefaultTieredCache::flush);
+	}
+
+	/**
+	 * After a primary of the cluster changed (config epoch {@code epoch}): the promoted replica may lack the last
+	 * tombstones and generation moves of the old one, so no value written before is read from Redis again. Every
+	 * cache moves to a new generation (once per epoch across the fleet: the first instance moves it and announces
+	 * it, the others adopt it). L1 stays unless the stream's own slot moved ({@code streamMoved}): every
+	 * invalidation announced before the failover reached L1 through the stream (an eviction whose tombstone did not
+	 * land is announced as such and kept pending by every instance), but a promoted replica of the stream's node may
+	 * lack its last announcements (ADR 0035, revision 5), and L1 is cleared then, unless a change feed is followed
+	 * ({@link #streamServerChanged}). A cache whose move Redis does not take yet is queued as an
+	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
+	 */
+	void afterFailover(long epoch, boolean streamMoved) {
+		if (streamMoved) {
+			// Whatever the epoch: two failovers at once may be reported once, under the higher epoch.
+			streamServerChanged("the invalidation stream's slot has another primary, which may lack its last "
+					+ "announcements");
+			InvalidationListener listener = this.listener.get();
+			if (listener != null) {
+				listener.serverMayHaveChanged();
+			}
+		}
+		if (this.failoverEpoch.getAndAccumulate(epoch, Math::max) >= epoch) {
+			return;
+		}
+		logger.warn("Redis Cluster failed over (config epoch " + epoch + "): moving every cache to a new generation");
+		moveEveryGeneration((cache) -> this.redis.evictAllAfterFailover(cache, epoch, this.instanceId,
+				this.clock.millis()), false);
+	}
+
+	/**
+	 * After the invalidation listener found another server behind a standalone connection ({@code run_id}
+	 * {@code runId}): a replica a Sentinel promoted may lack the last tombstones, as on a cluster, so every cache
+	 * moves to a new generation, once per primary across the fleet (ADR 0035). A Redis that restarted empty gets
+	 * the same: nothing is lost by it.
+	 */
+	void afterNewPrimary(String runId) {
+		streamServerChanged("another Redis server (run_id " + runId + ")");
+		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
+		moveEveryGeneration((cache) -> this.redis.evictAllForNewPrimary(cache, runId, this.instanceId,
+				this.clock.millis()), !this.feed.isFollowed());
+	}
+
+	/**
+	 * Another server holds the invalidation stream, which may lack announcements this instance never read. L1 is
+	 * cleared, unless a change feed is followed: L1 is then served only as far as the feed's confirmations reach,
+	 * and the feed's next confirmation on that server comes only after it invalidated again everything past the
+	 * checkpoint the server kept, which its lost announcements were (ADR 0037, revision 2).
+	 */
+	void streamServerChanged(String reason) {
+		if (this.feed.isFollowed()) {
+			logger.info("Keeping L1 until the change feed confirms again: " + reason);
+		}
+		else {
+			flush(reason);
+		}
+	}
+
+	/**
+	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
+	 * instance for the same failover), clearing its L1 if {@code clearL1}. A cache whose move Redis does not take
+	 * (its counter's node is the one that failed, say) is read past Redis until a retry moves it: queued as an
+	 * evict-all if {@code clearL1} (and its L1 cleared), else as the same move, which keeps every instance's L1.
+	 */
+	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
+		this.redis.forgetRegistrations();
+		this.failoverMove = move;
+		for (DefaultTieredCache<?, ?> cache : this.caches.get()) {
+			try {
+				long generation = move.applyAsLong(cache.name());
+				if (clearL1) {
+					cache.onInvalidation(PendingEvictions.ALL, generation);
+				}
+				else {
+					cache.advanceGeneration(generation);
+				}
+			}
+			catch (RuntimeException ex) {
+				if (clearL1) {
+					this.pending.add(cache.name(), PendingEvictions.ALL);
+					cache.flush();
+				}
+				else {
+					this.pending.add(cache.name(), PendingEvictions.GENERATION);
+				}
+			}
+		}
+		this.failoversHandled.incrementAndGet();
+	}
+
+	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
+	void onMoved() {
+		ClusterFailovers failovers = this.failovers;
+		if (failovers != null) {
+			failovers.refresh();
+		}
+	}
+
+	/** Moves {@code cache}'s generation again as the last failover did; whether Redis took it. */
+	boolean retryMove(DefaultTieredCache<?, ?> cache) {
+		try {
+			cache.advanceGeneration(this.failoverMove.applyAsLong(cache.name()));
+			return true;
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
+	}
+
+	/** Parks the generation moves after the next cluster failovers; for tests of what a read finds meanwhile. */
+	void beforeFailoverMove(Runnable hook) {
+		this.beforeFailoverMove = hook;
+	}
+
+	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */
+	long handled() {
+		return this.failoversHandled.get();
+	}
+
+}

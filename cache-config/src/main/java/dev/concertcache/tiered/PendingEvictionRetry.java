@@ -1,0 +1,106 @@
+package dev.concertcache.tiered;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import dev.concertcache.tiered.PendingEvictions.Eviction;
+
+/**
+ * Sends again, every {@code retry-interval}, the evictions Redis did not take (ADR 0014): until one lands, this
+ * instance's reads of its key skip Redis.
+ */
+final class PendingEvictionRetry {
+
+	private static final Log logger = LogFactory.getLog(PendingEvictionRetry.class);
+
+	private final PendingEvictions pending;
+
+	private final Supplier<Collection<DefaultTieredCache<?, ?>>> caches;
+
+	private final Function<String, @Nullable DefaultTieredCache<?, ?>> cache;
+
+	private final FailoverGenerations failovers;
+
+	private final Duration interval;
+
+	private volatile @Nullable ScheduledExecutorService retries;
+
+	PendingEvictionRetry(PendingEvictions pending, Supplier<Collection<DefaultTieredCache<?, ?>>> caches,
+			Function<String, @Nullable DefaultTieredCache<?, ?>> cache, FailoverGenerations failovers,
+			Duration interval) {
+		this.pending = pending;
+		this.caches = caches;
+		this.cache = cache;
+		this.failovers = failovers;
+		this.interval = interval;
+	}
+
+	void start() {
+		ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor((task) -> {
+			Thread thread = new Thread(task, "tiered-cache-retry");
+			thread.setDaemon(true);
+			return thread;
+		});
+		long every = this.interval.toMillis();
+		retries.scheduleWithFixedDelay(this::retry, every, every, TimeUnit.MILLISECONDS);
+		this.retries = retries;
+	}
+
+	void stop() {
+		ScheduledExecutorService retries = this.retries;
+		if (retries != null) {
+			retries.shutdownNow();
+		}
+	}
+
+	void retry() {
+		try {
+			// Not gated by the Redis breaker, as evictions are not: the first one Redis does not take ends the pass.
+			if (this.pending.isEmpty()) {
+				return;
+			}
+			if (this.pending.overflowed()) {
+				this.pending.overflowDone();
+				for (DefaultTieredCache<?, ?> cache : this.caches.get()) {
+					if (!cache.evictAllNow()) {
+						return;
+					}
+				}
+			}
+			for (Map.Entry<Eviction, Long> request : this.pending.snapshot()) {
+				Eviction eviction = request.getKey();
+				DefaultTieredCache<?, ?> cache = this.cache.apply(eviction.cache());
+				if (cache == null) {
+					this.pending.done(eviction, request.getValue());
+					continue;
+				}
+				// Runs the whole eviction again, L1 included: a read between Redis' return and this replay
+				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
+				// until then this instance's reads of the key do not use Redis.
+				boolean taken = switch (eviction.key()) {
+					case PendingEvictions.ALL -> cache.evictAllNow();
+					case PendingEvictions.GENERATION -> this.failovers.retryMove(cache);
+					default -> cache.evictNow(eviction.key());
+				};
+				if (!taken) {
+					return;
+				}
+				this.pending.done(eviction, request.getValue());
+			}
+		}
+		catch (RuntimeException ex) {
+			logger.warn("Retry of pending evictions failed", ex);
+		}
+	}
+
+}
