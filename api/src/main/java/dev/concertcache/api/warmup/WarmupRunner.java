@@ -97,7 +97,7 @@ class WarmupRunner implements ApplicationRunner {
 		this.restClients = restClients;
 	}
 
-	/** The JIT warm-up, then the fill of L1 from the fleet's hot set (issue 15): both before readiness. */
+	/** The JIT warm-up, then the fill of L1 from the fleet's hot set (ADR 0202): both before readiness. */
 	@Override
 	public void run(ApplicationArguments args) throws Exception {
 		warmUpTheJit();
@@ -138,9 +138,9 @@ class WarmupRunner implements ApplicationRunner {
 	}
 
 	/**
-	 * Warm-up requests in flight: as configured, else as many as the server's request threads. With 16, the pool
-	 * never grew past its spare threads in the warm-up and real traffic's first seconds recompiled that path (ADR
-	 * 0202, addendum of 2026-11-24).
+	 * Warm-up requests in flight: as configured, else as many as the server's request threads. Fewer would leave
+	 * the pool at its spare threads during the warm-up, and real traffic's first seconds would recompile that path
+	 * (ADR 0202).
 	 */
 	private int concurrency() {
 		Integer configured = this.settings.getConcurrency();

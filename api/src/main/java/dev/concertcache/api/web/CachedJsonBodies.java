@@ -17,8 +17,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The JSON bytes of {@link CachedJsonBody} values and their strong entity tag, made once per value instance. Under
  * the {@code tiered} mode a cache hit returns the very instance L1 holds, so a hit costs neither Jackson nor a hash
- * (ADR 0201, ADR 0034); under {@code redis} every read decodes a new instance and pays both once, as a bare endpoint
- * pays serialization. Keys are weak and compared by identity, so an entry lives exactly as long as the value it was
+ * (ADR 0201, ADR 0034); under {@code redis} every read decodes a new instance and pays both once, as an uncached
+ * endpoint pays serialization. Keys are weak and compared by identity, so an entry lives exactly as long as the value it was
  * made from. Not under mode {@code none}: nothing is cached, so nothing is reused.
  */
 @Component

@@ -12,7 +12,7 @@ import org.springframework.http.ResponseEntity;
 /**
  * A cached read's response ({@link CachedReads}) that can write itself to the servlet response: status, the three
  * caching headers and the cached JSON bytes, without the per-request header map, content negotiation and message
- * converter lookup of Spring MVC's {@code ResponseEntity} handling (ADR 0201 revision 5). {@link #getHeaders()}
+ * converter lookup of Spring MVC's {@code ResponseEntity} handling (ADR 0034, ADR 0201). {@link #getHeaders()}
  * still gives the same headers to anything that reads them, built on first use.
  */
 final class CachedReadEntity<T> extends ResponseEntity<T> {

@@ -16,9 +16,9 @@ import org.springframework.web.method.support.HandlerMethodReturnValueHandlerCom
 import org.springframework.web.method.support.ModelAndViewContainer;
 
 /**
- * Writes a {@link CachedReadEntity} of a plain GET straight to the servlet response (ADR 0201 revision 5): a cached
+ * Writes a {@link CachedReadEntity} of a plain GET straight to the servlet response (ADR 0034, ADR 0201): a cached
  * hit's JSON is already bytes, so Spring MVC's handling of a {@code ResponseEntity} (a header map copied into the
- * response, the producible media types and converters searched, {@code ResolvableType}s of the return type) was
+ * response, the producible media types and converters searched, {@code ResolvableType}s of the return type) would be
  * per-request allocation for an answer known in advance. Everything else, a request with an {@code Accept} other
  * than none, {@code *}{@code /*} or {@code application/json} included (406 and its problem stay Spring's), goes to
  * the handlers Spring MVC configured, unchanged.

@@ -54,7 +54,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 7 end to end, against a MariaDB of this class's own that the tests kill (SIGKILL) and start again on the
+ * A database outage end to end (ADR 0030 to 0032), against a MariaDB of this class's own that the tests kill (SIGKILL) and start again on the
  * same port and data directory, under the {@code cache} profile: hits keep being served while the database is
  * down, misses fail fast with 503 and Retry-After, expired values are served stale (with {@code Cache-Status})
  * where the cache allows it and not where it does not, writes fail with 503 and leave no trace, readiness says

@@ -24,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The list is cached in blocks of consecutive ids and pages are put together from them (ADR 0036): every size pages
  * through every concert once across blocks, a write makes stale only its block and the end of the list, and a
- * crawler that varies sizes and cursors puts no more keys into Redis than there are blocks (issue 14, hole 11).
+ * crawler that varies sizes and cursors puts no more keys into Redis than there are blocks.
  */
 @ActiveProfiles("cache")
 // Capture off: these writes are invalidated by the writing instance alone, not repaired by the binary log.

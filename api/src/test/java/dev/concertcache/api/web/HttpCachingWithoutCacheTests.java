@@ -9,7 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Without a cache (mode {@code none}, the baseline) there is no cached value to tag or describe: reads answer as a
- * bare endpoint does, and the OpenAPI document still describes the caching headers of the cache modes.
+ * plain endpoint does, and the OpenAPI document still describes the caching headers of the cache modes.
  */
 class HttpCachingWithoutCacheTests extends ApiTestSupport {
 

@@ -34,7 +34,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 4: the "ERR max number of clients reached" of seed 004, reproduced against a real redis-server limited to
+ * The "ERR max number of clients reached" of seed 004, reproduced against a real redis-server limited to
  * {@value #MAX_CLIENTS} clients, and shown impossible with this auto-configuration (ADR 0020).
  * <ul>
  * <li>The naive setups (a connection per request; an unshared pool larger than the limit) turn concurrency into TCP
@@ -201,7 +201,7 @@ class MaxClientsReproductionTests {
 			// The request threads of one instance (server.tomcat.threads.max) at once. Spring Data Redis serializes
 			// attempts to open the shared connection under a lock, so a thread may wait for the attempts queued
 			// before it (about 64 x 2-4 ms); none waits for a command timeout. The circuit breaker of the cache
-			// (issue 4, added with the cache library) is what removes this wait.
+			// (ADR 0014) is what removes this wait.
 			Burst concurrent = Burst.run(64, 5, () -> template.opsForValue().get(KEY));
 			report("tuned, server full, 64 threads x 5 GETs", concurrent, -1);
 			assertThat(concurrent.successes()).isZero();
