@@ -2,47 +2,25 @@ package dev.concertcache.tiered;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Collection;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
-import java.util.function.ToLongFunction;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
-import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
-import io.github.resilience4j.micrometer.tagged.TaggedBulkheadMetrics;
-import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
-import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -50,7 +28,6 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
-import dev.concertcache.tiered.PendingEvictions.Eviction;
 import dev.concertcache.tiered.RedisTier.UnavailableException;
 
 /**
@@ -74,13 +51,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 */
 	public static final String LOADER_GUARD_NAME = "tiered-cache-loader";
 
-
 	/**
 	 * Threads of the default refresh-ahead executor: a refresh is mostly one Redis read; two, so that one waiting
 	 * for a slow loader does not hold the others back.
 	 */
 	static final int REFRESH_THREADS = 2;
-
 
 	/** Refreshes queued at most; past it a hit starts none and the entry expires as it would without. */
 	static final int REFRESH_QUEUE_CAPACITY = 1024;
@@ -91,29 +66,15 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final TieredCacheMode mode;
 
-	private final TieredCacheConfiguration defaults;
-
-	private final Map<String, TieredCacheConfiguration> configured;
-
 	private final RedisConnectionFactory connectionFactory;
 
 	private final RedisTier redis;
 
 	private final PendingEvictions pending;
 
-	private final BulkheadRegistry bulkheads;
-
-	private final CircuitBreakerRegistry breakers;
-
-	private final ConcurrentMap<String, LoaderGuard> loaderGuards = new ConcurrentHashMap<>();
-
 	private final TieredCacheMetrics metrics;
 
-	private final Ticker ticker;
-
 	private final Clock clock;
-
-	private final JsonMapper jsonMapper;
 
 	private final String instanceId;
 
@@ -127,11 +88,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** Whether the standalone server is the one generations were read from, after any connection dropped. */
 	private final ServerConfirmation server = new ServerConfirmation();
 
-	private final RedisLoadProtocol.Settings redisSettings;
-
-	private final ConcurrentMap<String, Registered<?, ?>> caches = new ConcurrentHashMap<>();
-
-	private final Warmups warmups;
+	private final ConcurrentMap<String, CacheFactory.Registered<?, ?>> caches = new ConcurrentHashMap<>();
 
 	private volatile @Nullable InvalidationListener listener;
 
@@ -143,54 +100,38 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private volatile boolean running;
 
-	/** Runs L1 refresh-ahead reads ({@link LocalTier}); shut down with the manager when it made it. */
-	private final Executor refresher;
+	private final CacheFactory factory;
 
-	private final @Nullable ExecutorService ownRefresher;
+	private final InvalidationDispatch dispatch;
 
 	DefaultTieredCacheManager(TieredCacheManagerBuilder builder) {
 		this.mode = builder.mode;
 		Assert.state(this.mode != TieredCacheMode.NONE, "Mode NONE needs no cache manager: every read calls the loader");
-		this.defaults = builder.defaults.validate("tiered-cache.defaults");
-		Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
-		builder.configured.forEach((name, configuration) -> {
-			requireValidName(name);
-			configured.put(name, configuration.validate("tiered-cache.caches." + name));
-		});
-		this.configured = Map.copyOf(configured);
 		this.connectionFactory = builder.connectionFactory;
 		this.metrics = new TieredCacheMetrics(
 				(builder.meterRegistry != null) ? builder.meterRegistry : new SimpleMeterRegistry());
-		this.ticker = (builder.ticker != null) ? builder.ticker : Ticker.systemTicker();
 		this.clock = (builder.clock != null) ? builder.clock : Clock.systemUTC();
-		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
 		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
 		this.blockTimeout = builder.blockTimeout;
-		this.ownRefresher = (builder.refresher != null) ? null : refresher();
-		this.refresher = (builder.refresher != null) ? builder.refresher : this.ownRefresher;
-		this.watermark = new InvalidationWatermark(
-				(builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker(),
-				builder.maxSilence);
-		this.feed = (builder.changeFeedMaxLag != null)
-				? ChangeFeedWatermark.of((builder.watermarkTicker != null) ? builder.watermarkTicker
-						: Ticker.systemTicker(), builder.changeFeedMaxLag)
+		Ticker watermarkTicker = (builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker();
+		this.watermark = new InvalidationWatermark(watermarkTicker, builder.maxSilence);
+		this.feed = (builder.changeFeedMaxLag != null) ? ChangeFeedWatermark.of(watermarkTicker, builder.changeFeedMaxLag)
 				: ChangeFeedWatermark.NONE;
-		StringRedisTemplate template = new StringRedisTemplate(builder.connectionFactory);
-		this.breakers = circuitBreakerRegistry(builder);
-		this.bulkheads = bulkheadRegistry(builder);
-		this.redis = new RedisTier(template, this.breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker),
-				this.metrics, builder.keyPrefix, builder.streamMaxLength, this::onMoved);
+		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
+		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
+				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,
+				builder.streamMaxLength, this::onMoved);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
-		this.warmups = new Warmups(this.redis, this.instanceId);
+		this.factory = new CacheFactory(builder, breakers, this.redis, this.metrics, this.clock, this.instanceId,
+				this.watermark, this.feed, this.pending, this.server);
+		this.dispatch = new InvalidationDispatch(this::coreOrNull, this.instanceId, this.metrics, this.clock);
 		this.hotSet = new HotSetExchange(this.mode, builder.hotSet.validate("tiered-cache.hot-set"), this::cores,
 				this.redis, this.metrics, this.clock);
 		this.failovers = new FailoverGenerations(this::cores, this.redis, this.pending, this.feed, this.server,
 				() -> this.listener, this.instanceId, this.clock);
 		this.retry = new PendingEvictionRetry(this.pending, this::cores, this::coreOrNull, this.failovers,
 				builder.retryInterval);
-		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, this.clock, this.pending, this.server,
-				this.instanceId, builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl, builder.maxSilence);
 	}
 
 	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */
@@ -207,7 +148,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@SuppressWarnings("unchecked")
 	public <K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType) {
 		requireValidName(name);
-		Registered<?, ?> cache = this.caches.computeIfAbsent(name, (key) -> register(key, keyType, valueType));
+		CacheFactory.Registered<?, ?> cache = this.caches.computeIfAbsent(name, (key) -> this.factory.register(key, keyType, valueType));
 		if (cache.core().keyType() != keyType || cache.core().valueType() != valueType) {
 			throw new IllegalArgumentException("Cache '" + name + "' exists with keys of "
 					+ cache.core().keyType().getName() + " and values of " + cache.core().valueType().getName()
@@ -224,40 +165,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	@Override
 	public TieredCacheWarmup openWarmup() {
-		return this.warmups.open();
-	}
-
-	/** A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up. */
-	private <K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
-		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
-		TieredCache<K, V> afterCommit = new TransactionAwareTieredCacheDecorator<>(core,
-				this.metrics.forCache(name));
-		BiFunction<RedisTier, TieredCacheMetrics, TieredCache<K, V>> twins = (redis,
-				metrics) -> new TransactionAwareTieredCacheDecorator<>(newCache(name, keyType, valueType, redis, metrics),
-						metrics.forCache(name));
-		return new Registered<>(core,
-				new WarmupRoutingTieredCache<>(afterCommit, () -> this.warmups.twin(name, twins)));
-	}
-
-	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */
-	private <K, V> DefaultTieredCache<K, V> newCache(String name, Class<K> keyType, Class<V> valueType,
-			RedisTier redis, TieredCacheMetrics metrics) {
-		TieredCacheConfiguration spec = spec(name);
-		TieredCacheMetrics.ForCache forCache = metrics.forCache(name);
-		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
-		Duration lockTtl = this.redisSettings.lockTtl();
-		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
-				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark,
-						this.feed, this.pending, this.refresher)
-				: LocalTier.inFlightOnly(name, lockTtl, forCache);
-		Generations generations = new Generations(name, redis, this.clock, this.watermark,
-				() -> local.invalidateAll("generation"));
-		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
-				this.redisSettings, forCache);
-		return new DefaultTieredCache<>(name, keyType, valueType, spec,
-				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
-						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
-						this.ticker, this.watermark, this.feed, this.pending, forCache));
+		return this.factory.openWarmup();
 	}
 
 	@Override
@@ -271,11 +179,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	private Collection<DefaultTieredCache<?, ?>> cores() {
-		return this.caches.values().stream().<DefaultTieredCache<?, ?>>map(Registered::core).toList();
+		return this.caches.values().stream().<DefaultTieredCache<?, ?>>map(CacheFactory.Registered::core).toList();
 	}
 
 	private @Nullable DefaultTieredCache<?, ?> coreOrNull(String name) {
-		Registered<?, ?> registered = this.caches.get(name);
+		CacheFactory.Registered<?, ?> registered = this.caches.get(name);
 		return (registered != null) ? registered.core() : null;
 	}
 
@@ -283,7 +191,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	RedisTier redisTier() {
 		return this.redis;
 	}
-
 
 	/** The names of the caches created so far. */
 	public Set<String> getCacheNames() {
@@ -330,7 +237,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 					? (runId) -> this.failovers.streamServerChanged("the node of the invalidation stream restarted")
 					: this.failovers::afterNewPrimary;
 			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
-					"tiered-cache-invalidations-" + this.instanceId, this::onMessage, this.failovers::flush, newServer,
+					"tiered-cache-invalidations-" + this.instanceId, this.dispatch::onMessage, this.failovers::flush, newServer,
 					this.metrics, this.watermark, this.feed, (client instanceof RedisClusterClient) ? null : this.server);
 			this.listener.start();
 		}
@@ -355,21 +262,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.failovers.stop();
 		this.retry.stop();
 		this.hotSet.stop();
-		if (this.ownRefresher != null) {
-			this.ownRefresher.shutdownNow();
-		}
-	}
-
-	/** Daemon threads made on demand and gone when idle; a full queue rejects (the hit then starts no refresh). */
-	private static ExecutorService refresher() {
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(REFRESH_THREADS, REFRESH_THREADS, 30, TimeUnit.SECONDS,
-				new ArrayBlockingQueue<>(REFRESH_QUEUE_CAPACITY), (task) -> {
-					Thread thread = new Thread(task, "tiered-cache-refresh");
-					thread.setDaemon(true);
-					return thread;
-				});
-		executor.allowCoreThreadTimeOut(true);
-		return executor;
+		this.factory.stop();
 	}
 
 	@Override
@@ -387,10 +280,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.pending;
 	}
 
-	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
+	/** The loader guard of cache {@code name}, shared by its warm-up twin; for tests. */
 	LoaderGuard loaderGuard(String name) {
-		return this.loaderGuards.computeIfAbsent(name,
-				(key) -> new LoaderGuard(this.bulkheads, this.breakers, LOADER_GUARD_NAME + "-" + key, spec(key)));
+		return this.factory.loaderGuard(name);
+	}
+
+	/** The configuration of cache {@code name}: its own, else the defaults; for tests. */
+	TieredCacheConfiguration spec(String name) {
+		return this.factory.spec(name);
 	}
 
 	/** The wall clock of Redis freshness and invalidation send times; for tests. */
@@ -463,36 +360,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 	}
 
-	/** The configuration of cache {@code name}: its own, else the defaults. */
-	TieredCacheConfiguration spec(String name) {
-		return this.configured.getOrDefault(name, this.defaults);
-	}
-
-	void onMessage(Map<String, String> message) {
-		String cacheName = message.get("cache");
-		String key = message.get("key");
-		long generation = Long.parseLong(message.getOrDefault("gen", "0"));
-		Registered<?, ?> registered = (cacheName != null) ? this.caches.get(cacheName) : null;
-		DefaultTieredCache<?, ?> cache = (registered != null) ? registered.core() : null;
-		if (this.instanceId.equals(message.get("origin"))) {
-			if (cache != null && PendingEvictions.ALL.equals(key)) {
-				cache.advanceGeneration(generation);
-			}
-			return;
-		}
-		String sent = message.get("sent");
-		if (sent != null) {
-			this.metrics.lag(this.clock.millis() - Long.parseLong(sent));
-		}
-		if (cache != null && PendingEvictions.ALL.equals(key)
-				&& RedisTier.REDIS_ONLY.equals(message.get(RedisTier.SCOPE))) {
-			cache.onGenerationMoved(generation);
-		}
-		else if (cache != null && key != null) {
-			cache.onInvalidation(key, generation);
-		}
-	}
-
 	/** Whether the Redis servers behind the connections are confirmed; for tests. */
 	ServerConfirmation serverConfirmation() {
 		return this.server;
@@ -513,39 +380,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.retry;
 	}
 
-	/** The application's registry if it has one, else a private one bound to the meter registry. */
-	private static CircuitBreakerRegistry circuitBreakerRegistry(TieredCacheManagerBuilder builder) {
-		if (builder.circuitBreakerRegistry != null) {
-			return builder.circuitBreakerRegistry;
-		}
-		CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
-		if (builder.meterRegistry != null) {
-			TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(builder.meterRegistry);
-		}
-		return registry;
-	}
-
-	/** The application's registry if it has one, else a private one bound to the meter registry. */
-	private static BulkheadRegistry bulkheadRegistry(TieredCacheManagerBuilder builder) {
-		if (builder.bulkheadRegistry != null) {
-			return builder.bulkheadRegistry;
-		}
-		BulkheadRegistry registry = BulkheadRegistry.ofDefaults();
-		if (builder.meterRegistry != null) {
-			TaggedBulkheadMetrics.ofBulkheadRegistry(registry).bindTo(builder.meterRegistry);
-		}
-		return registry;
-	}
-
-	private static void requireValidName(String name) {
+	static void requireValidName(String name) {
 		if (name == null || !CACHE_NAME.matcher(name).matches()) {
 			throw new IllegalArgumentException("Cache name '" + name
 					+ "' must consist of letters, digits, '.', '_' and '-' (it is a segment of every Redis key)");
 		}
-	}
-
-	/** A cache under its decorators, and the cache itself, which invalidations and retries reach directly. */
-	private record Registered<K, V>(DefaultTieredCache<K, V> core, TieredCache<K, V> decorated) {
 	}
 
 }

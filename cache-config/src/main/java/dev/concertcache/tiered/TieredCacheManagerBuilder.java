@@ -3,51 +3,21 @@ package dev.concertcache.tiered;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiFunction;
-import java.util.function.Consumer;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
-import java.util.function.ToLongFunction;
-import java.util.regex.Pattern;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import io.github.resilience4j.micrometer.tagged.TaggedBulkheadMetrics;
 import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
-import dev.concertcache.tiered.PendingEvictions.Eviction;
-import dev.concertcache.tiered.RedisTier.UnavailableException;
 
 /**
  * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory has a default.
@@ -57,38 +27,29 @@ public final class TieredCacheManagerBuilder {
 	/** Default approximate length of the invalidation stream. */
 	public static final long DEFAULT_STREAM_MAX_LENGTH = 10_000;
 
-
 	/** A read a few times per {@link #DEFAULT_MAX_SILENCE}, one small command per instance when idle. */
 	public static final Duration DEFAULT_BLOCK_TIMEOUT = Duration.ofMillis(250);
-
 
 	/** Within a freshness promise of one second, with a quarter of it left for delivery. */
 	public static final Duration DEFAULT_MAX_SILENCE = Duration.ofMillis(750);
 
-
 	/** Default time a tombstone stays in Redis. */
 	public static final Duration DEFAULT_TOMBSTONE_TTL = Duration.ofSeconds(30);
-
 
 	/** Default number of evictions kept in memory while Redis cannot be reached. */
 	public static final int DEFAULT_PENDING_MAXIMUM_SIZE = 10_000;
 
-
 	/** Default interval between attempts to send evictions that could not reach Redis. */
 	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(100);
-
 
 	/** Default time the per-key load lock is held at most. */
 	public static final Duration DEFAULT_LOCK_TTL = Duration.ofSeconds(2);
 
-
 	/** Default interval at which a waiting instance looks for the lock holder's value. */
 	public static final Duration DEFAULT_LOCK_POLL_INTERVAL = Duration.ofMillis(20);
 
-
 	/** Default key prefix. */
 	public static final String DEFAULT_KEY_PREFIX = "tiered-cache";
-
 
 	/**
 	 * Default Redis breaker: opens when half of the last 20 calls (10 at least) failed or 80 % took longer than
@@ -105,7 +66,6 @@ public final class TieredCacheManagerBuilder {
 		.permittedNumberOfCallsInHalfOpenState(3)
 		.automaticTransitionFromOpenToHalfOpenEnabled(true)
 		.build();
-
 
 	final RedisConnectionFactory connectionFactory;
 
@@ -342,6 +302,30 @@ public final class TieredCacheManagerBuilder {
 
 	public DefaultTieredCacheManager build() {
 		return new DefaultTieredCacheManager(this);
+	}
+
+	/** The application's registry if it has one, else a private one bound to the meter registry. */
+	CircuitBreakerRegistry circuitBreakerRegistry() {
+		if (this.circuitBreakerRegistry != null) {
+			return this.circuitBreakerRegistry;
+		}
+		CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
+		if (this.meterRegistry != null) {
+			TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(this.meterRegistry);
+		}
+		return registry;
+	}
+
+	/** The application's registry if it has one, else a private one bound to the meter registry. */
+	BulkheadRegistry bulkheadRegistry() {
+		if (this.bulkheadRegistry != null) {
+			return this.bulkheadRegistry;
+		}
+		BulkheadRegistry registry = BulkheadRegistry.ofDefaults();
+		if (this.meterRegistry != null) {
+			TaggedBulkheadMetrics.ofBulkheadRegistry(registry).bindTo(this.meterRegistry);
+		}
+		return registry;
 	}
 
 }
