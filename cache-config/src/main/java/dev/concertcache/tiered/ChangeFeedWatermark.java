@@ -36,7 +36,7 @@ final class ChangeFeedWatermark {
 
 	/**
 	 * Whether a feed is followed: its checkpoint then tells it what a failed-over stream node lost, and it
-	 * invalidates that again, so such a failover need not clear L1 (ADR 0037, revision 2).
+	 * invalidates that again, so such a failover need not clear L1 (ADR 0037).
 	 */
 	boolean isFollowed() {
 		return this.confirmed != null;
@@ -56,8 +56,8 @@ final class ChangeFeedWatermark {
 
 	/** Whether {@code entry} may be served from L1 now. */
 	boolean covers(L1Entry<?> entry) {
-		return this.confirmed == null || this.confirmed
-			.covers((entry.lookup.source() == Source.LOADER) ? entry.readAt : InvalidationWatermark.NEVER);
+		return this.confirmed == null || this.confirmed.covers(InvalidationWatermark.NEVER)
+				|| (entry.lookup.source() == Source.LOADER && this.confirmed.covers(entry.readAt));
 	}
 
 	/** How long ago the feed last confirmed, or {@code null} if it never has or there is none. */

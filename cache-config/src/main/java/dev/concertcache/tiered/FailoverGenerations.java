@@ -125,7 +125,7 @@ final class FailoverGenerations {
 	 * it, the others adopt it). L1 stays unless the stream's own slot moved ({@code streamMoved}): every
 	 * invalidation announced before the failover reached L1 through the stream (an eviction whose tombstone did not
 	 * land is announced as such and kept pending by every instance), but a promoted replica of the stream's node may
-	 * lack its last announcements (ADR 0035, revision 5), and L1 is cleared then, unless a change feed is followed
+	 * lack its last announcements (ADR 0035), and L1 is cleared then, unless a change feed is followed
 	 * ({@link #streamServerChanged}). A cache whose move Redis does not take yet is queued as an
 	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
 	 */
@@ -164,7 +164,7 @@ final class FailoverGenerations {
 	 * Another server holds the invalidation stream, which may lack announcements this instance never read. L1 is
 	 * cleared, unless a change feed is followed: L1 is then served only as far as the feed's confirmations reach,
 	 * and the feed's next confirmation on that server comes only after it invalidated again everything past the
-	 * checkpoint the server kept, which its lost announcements were (ADR 0037, revision 2).
+	 * checkpoint the server kept, which its lost announcements were (ADR 0037).
 	 */
 	void streamServerChanged(String reason) {
 		if (this.feed.isFollowed()) {

@@ -59,7 +59,7 @@ final class InvalidationListener implements Runnable {
 
 	/**
 	 * Messages remembered by id and number, to tell a promoted replica's copies of them from its own: at 1,000
-	 * invalidations a second, the last 16 s (ADR 0035, revision 7). Three longs each.
+	 * invalidations a second, the last 16 s (ADR 0035). Three longs each.
 	 */
 	private static final int REMEMBERED = 16_384;
 
@@ -472,6 +472,8 @@ final class InvalidationListener implements Runnable {
 	private void startFromTheEnd(RedisClusterCommands<String, String> redis) {
 		List<Object> result = redis.eval(LAST_MESSAGE_AND_COUNTER, ScriptOutputType.MULTI, this.stream,
 				sequenceKey(this.stream));
+		// After the script: a value read from now on postdates every message before the start.
+		this.watermark.listeningFrom(this.watermark.now());
 		this.lastId = String.valueOf(result.get(0));
 		this.read.startAfter(this.lastId);
 		this.lastSequence = Long.parseLong(String.valueOf(result.get(1)));

@@ -26,6 +26,9 @@ final class InvalidationWatermark {
 
 	private volatile long heardUntil = NEVER;
 
+	/** When the listener last started reading from the stream's end: nothing published before was read. */
+	private volatile long listeningFrom = NEVER;
+
 	InvalidationWatermark(Ticker ticker, Duration maxSilence) {
 		this.ticker = ticker;
 		this.maxSilenceNanos = maxSilence.toNanos();
@@ -42,12 +45,25 @@ final class InvalidationWatermark {
 		}
 	}
 
-	/** Whether a value read at {@code readAt} may be served from L1 now. */
+	/**
+	 * The listener starts reading after the stream's last message as of now: an invalidation published before was
+	 * not read, so what was heard after vouches only for values read from now on.
+	 */
+	void listeningFrom(long startedAt) {
+		this.listeningFrom = startedAt;
+	}
+
+	/**
+	 * Whether a value read at {@code readAt} may be served from L1 now: everything was heard recently and the value
+	 * was read after the listener started, or the value itself is recent.
+	 */
 	boolean covers(long readAt) {
 		long now = this.ticker.read();
 		long heard = this.heardUntil;
-		return (heard != NEVER && now - heard <= this.maxSilenceNanos)
-				|| (readAt != NEVER && now - readAt <= this.maxSilenceNanos);
+		long from = this.listeningFrom;
+		boolean heardSinceRead = heard != NEVER && now - heard <= this.maxSilenceNanos
+				&& (readAt == NEVER || (from != NEVER && readAt - from >= 0));
+		return heardSinceRead || (readAt != NEVER && now - readAt <= this.maxSilenceNanos);
 	}
 
 	/** How long ago everything was last heard, or {@code null} if never. */

@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
  * The ids and numbers of the last messages an {@link InvalidationListener} read from one server, in the order read,
  * after the id it started from. After a failover it tells the promoted replica's copies of those messages (same id,
  * same number) from the replica's own messages, whose ids may fall among them if its clock is behind the old
- * primary's, and whose numbers repeat those of the messages it never received (ADR 0035, revision 7).
+ * primary's, and whose numbers repeat those of the messages it never received (ADR 0035).
  * <p>
  * Bounded: past {@code capacity} messages the oldest is forgotten and its id becomes the start. A message at or
  * before the start counts as read: telling it apart would take a clock behind by more than the span of the last

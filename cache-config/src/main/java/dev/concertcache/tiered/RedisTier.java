@@ -237,7 +237,7 @@ final class RedisTier {
 
 	private final String streamSequence;
 
-	/** The change feed's checkpoint, in the stream's slot (ADR 0037, revision 2). */
+	/** The change feed's checkpoint, in the stream's slot (ADR 0037). */
 	private final String feedCheckpoint;
 
 	private final long streamMaxLength;

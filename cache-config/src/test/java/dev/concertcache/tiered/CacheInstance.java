@@ -65,11 +65,16 @@ final class CacheInstance implements AutoCloseable {
 
 	private CacheInstance(RedisServer server, Settings properties, ClientResources resources,
 			boolean awaitListener) {
-		this(connect(server, resources), properties, resources, awaitListener);
+		this(connect(server, resources), properties, resources, true, awaitListener);
 	}
 
 	private CacheInstance(LettuceConnectionFactory factory, Settings properties, ClientResources resources,
 			boolean awaitListener) {
+		this(factory, properties, resources, true, awaitListener);
+	}
+
+	private CacheInstance(LettuceConnectionFactory factory, Settings properties, ClientResources resources,
+			boolean start, boolean awaitListener) {
 		this.resources = resources;
 		this.factory = factory;
 		this.redis = new StringRedisTemplate(this.factory);
@@ -81,14 +86,25 @@ final class CacheInstance implements AutoCloseable {
 			.clock(this.clock)
 			.watermarkTicker(this.watermark)
 			.build();
-		this.manager.start();
-		if (awaitListener) {
+		if (start) {
+			this.manager.start();
+		}
+		if (start && awaitListener) {
 			await().atMost(Duration.ofSeconds(5)).until(this.manager::isListening);
 		}
 	}
 
 	static CacheInstance start(RedisServer server, Settings properties) {
 		return new CacheInstance(server, properties, DefaultClientResources.create(), true);
+	}
+
+	/**
+	 * Builds the instance without starting its manager: its caches read and load, but nothing listens to the stream
+	 * until the test calls {@code manager.start()}.
+	 */
+	static CacheInstance notStarted(RedisServer server, Settings properties) {
+		ClientResources resources = DefaultClientResources.create();
+		return new CacheInstance(connect(server, resources), properties, resources, false, false);
 	}
 
 	/** Starts without waiting for the invalidation listener to connect: Redis may be down. */

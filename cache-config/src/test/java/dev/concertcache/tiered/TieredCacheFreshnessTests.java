@@ -189,6 +189,27 @@ class TieredCacheFreshnessTests {
 	}
 
 	@Test
+	void anEntryReadBeforeTheListenerFirstConnectedIsNotVouchedForByWhatItHearsAfterwards() {
+		CacheInstance.Settings properties = CacheInstance.properties(
+				(settings) -> settings.maxSilence(Duration.ofMillis(750)));
+		CacheInstance writer = instance(properties);
+		CacheInstance starting = CacheInstance.notStarted(RedisServer.shared(), properties);
+		this.closeables.add(starting);
+		CacheUnderTest<Long, Item> onStarting = starting.cache("items", Long.class, Item.class);
+		// Read (a request, a hot-set fill) before the listener's first connect picks where in the stream it starts.
+		onStarting.get(1L, () -> Optional.of(OLD));
+		writer.cache("items", Long.class, Item.class).evict(1L);
+		starting.watermark.advance(Duration.ofSeconds(1));
+
+		starting.manager.start();
+		await().atMost(Duration.ofSeconds(10))
+			.until(() -> Duration.ZERO.equals(starting.manager.getInvalidationSilence()));
+
+		assertThat(onStarting.get(1L, () -> Optional.of(NEW))).as("the eviction came before the listener's start")
+			.contains(NEW);
+	}
+
+	@Test
 	void anEvictionWhileTheWritersRedisBreakerIsOpenReachesTheOtherInstancesAtOnce() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance writer = instance(properties);
