@@ -48,20 +48,12 @@ final class InvalidationListener implements Runnable {
 
 	private static final Log logger = LogFactory.getLog(InvalidationListener.class);
 
-	static final String START = "0-0";
-
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
 
 	/** Between failed reads: 50 ms, doubling up to a second, for as long as it takes. */
 	private static final ExponentialBackOff BACKOFF = backOff(Duration.ofMillis(50), MAX_BACKOFF);
 
 	private static final int BATCH = 1000;
-
-	/**
-	 * Messages remembered by id and number, to tell a promoted replica's copies of them from its own: at 1,000
-	 * invalidations a second, the last 16 s (ADR 0035). Three longs each.
-	 */
-	private static final int REMEMBERED = 16_384;
 
 	/**
 	 * The last message and the counter, read together: the next message must follow the counter's number. A script
@@ -148,15 +140,6 @@ final class InvalidationListener implements Runnable {
 	private long lastSequence = -1;
 
 	private String runId;
-
-	/** The messages read from the server behind the stream now. */
-	private final ReadMessages read = new ReadMessages(REMEMBERED);
-
-	/**
-	 * After another server was found behind the stream: what was read from the one before. A message of the new
-	 * server's stream among them (its replica copy) is not delivered again; {@code null} once past them.
-	 */
-	private ReadMessages.@Nullable Seen readBefore;
 
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
@@ -259,12 +242,7 @@ final class InvalidationListener implements Runnable {
 						XReadArgs.StreamOffset.from(this.stream, this.lastId));
 				for (StreamMessage<String, String> message : batch) {
 					this.lastId = message.getId();
-					String sequence = message.getBody().get("seq");
-					this.read.read(message.getId(), sequence);
-					if (readBefore(message.getId(), sequence)) {
-						continue;
-					}
-					checkSequence(sequence);
+					checkSequence(message.getBody().get("seq"));
 					String feedLag = message.getBody().get(RedisTier.FEED_LAG);
 					if (feedLag != null) {
 						feedCaughtUp(feedLag);
@@ -303,23 +281,6 @@ final class InvalidationListener implements Runnable {
 				}
 			}
 		}
-	}
-
-	/**
-	 * Whether the message with this id and number was read from the server before: a promoted replica's stream is
-	 * the old primary's up to what it had received (the same ids and numbers), then its own messages, whose ids come
-	 * after those unless its clock is behind, and whose numbers repeat those of the messages it never received.
-	 */
-	private boolean readBefore(String id, @Nullable String sequence) {
-		ReadMessages.Seen before = this.readBefore;
-		if (before == null) {
-			return false;
-		}
-		if (before.isPast(id)) {
-			this.readBefore = null;
-			return false;
-		}
-		return before.wasRead(id, sequence);
 	}
 
 	/**
@@ -414,8 +375,8 @@ final class InvalidationListener implements Runnable {
 	}
 
 	/**
-	 * Reports another server behind the connection (its {@code run_id} changed) and reads the stream from its
-	 * start, past the messages read from the server before; returns whether it did.
+	 * Reports another server behind the connection (its {@code run_id} changed), then resumes on it; returns whether
+	 * it did.
 	 */
 	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
 		this.beforeServerCheck.run();
@@ -424,13 +385,27 @@ final class InvalidationListener implements Runnable {
 			return false;
 		}
 		this.runId = runId;
-		this.readBefore = this.read.seen();
-		this.lastId = START;
-		this.read.startAfter(START);
-		this.lastSequence = -1;
-		this.previousRead = InvalidationWatermark.NEVER;
 		this.newServer.accept(runId);
+		resumeOnAnotherServer(redis);
 		return true;
+	}
+
+	/**
+	 * The listener's position is the number of the last message read. Another server that holds that message under
+	 * that number (a replica promoted after it received it) appends after it: reading goes on from there. One that
+	 * lacks it (promoted before it received it, or started empty) may give its own messages earlier ids and the same
+	 * numbers: the tail this instance heard is gone, so it flushes L1 and starts again from that server's end.
+	 */
+	private void resumeOnAnotherServer(RedisClusterCommands<String, String> redis) {
+		if (this.lastSequence >= 0) {
+			List<StreamMessage<String, String>> last = redis.xrange(this.stream,
+					io.lettuce.core.Range.create(this.lastId, this.lastId), io.lettuce.core.Limit.from(1));
+			if (!last.isEmpty() && String.valueOf(this.lastSequence).equals(last.get(0).getBody().get("seq"))) {
+				return;
+			}
+		}
+		this.flush.accept("another server holds the invalidation stream without the last message read");
+		startFromTheEnd(redis);
 	}
 
 	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
@@ -475,7 +450,6 @@ final class InvalidationListener implements Runnable {
 		// After the script: a value read from now on postdates every message before the start.
 		this.watermark.listeningFrom(this.watermark.now());
 		this.lastId = String.valueOf(result.get(0));
-		this.read.startAfter(this.lastId);
 		this.lastSequence = Long.parseLong(String.valueOf(result.get(1)));
 	}
 

@@ -351,7 +351,7 @@ class TieredCacheOnRedisClusterTests {
 	}
 
 	@Test
-	void aPromotedReplicaWhoseClockIsBehindTheOldPrimarysHasItsInvalidationsHeardAndNotTakenForCopies() {
+	void aPromotedReplicaThatLacksTheLastMessageReadMakesTheListenerFlushL1AndHearItsOwnMessages() {
 		Followed fleet = twoInstancesFollowingAFeed();
 		long changed = 1;
 		long heard = 2;
