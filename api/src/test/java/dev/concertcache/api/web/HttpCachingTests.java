@@ -177,7 +177,9 @@ class HttpCachingTests extends CachedApiTestSupport {
 					"--spring.datasource.username=" + MariaDbServer.USER,
 					"--spring.datasource.password=" + MariaDbServer.PASSWORD, "--spring.data.redis.host=127.0.0.1",
 					"--spring.data.redis.port=" + RedisServer.shared().port(), "--concert-cache.admin-token=" + TOKEN, "--concert-cache.cursor-secret=" + CURSOR_SECRET,
-					"--concert-cache.warmup.max-duration=0s");
+					"--concert-cache.warmup.max-duration=0s",
+					// No hot-set fill: what the first instance published would answer from L1, not Redis.
+					"--tiered-cache.hot-set.size=0");
 	}
 
 }
