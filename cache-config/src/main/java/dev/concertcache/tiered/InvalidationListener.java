@@ -11,7 +11,6 @@ import io.lettuce.core.RedisChannelHandler;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.StatefulRedisConnectionImpl;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
@@ -31,15 +30,14 @@ import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
- * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} from the last id seen) and
+ * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} after the last message read) and
  * hands each message to the manager (ADR 0013).
  * <p>
- * Nothing is lost while the connection is down: the next read resumes from the last id. Every message carries the
- * number the stream's sequence counter gave it; a message whose number does not follow the last one means that
- * messages in between were trimmed, or that the stream (and its counter) started again (a Redis restart, FLUSHALL,
- * DEL), and the listener asks for a full L1 flush. After a disconnect it reports another server if the
- * {@code run_id} changed: Redis restarted, or a Sentinel promoted a replica, which may not have received the last
- * messages. On Redis Cluster it reads over a cluster connection (the stream and its counter share one slot) and the
+ * Nothing is lost while the connection is down: the next read resumes after the last message. Its
+ * {@link StreamPosition} (the server's {@code run_id}, the last message's id and number) tells when messages were
+ * lost (a gap in the numbers, a stream that started again, another server without the last message read) and
+ * flushes L1 then. After a disconnect it checks the {@code run_id}: Redis restarted, or a Sentinel promoted a
+ * replica. On Redis Cluster it reads over a cluster connection (the stream and its counter share one slot) and the
  * {@code run_id} is that of the node serving the stream's slot. Each read that comes back moves the
  * {@link InvalidationWatermark}; any failure of the loop, errors included, is logged and retried, so the thread never
  * dies silently.
@@ -54,17 +52,6 @@ final class InvalidationListener implements Runnable {
 	private static final ExponentialBackOff BACKOFF = backOff(Duration.ofMillis(50), MAX_BACKOFF);
 
 	private static final int BATCH = 1000;
-
-	/**
-	 * The last message and the counter, read together: the next message must follow the counter's number. A script
-	 * rather than MULTI: Lettuce's cluster connection has no transactions, and both keys share one slot.
-	 */
-	private static final String LAST_MESSAGE_AND_COUNTER = """
-			local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-			local id = '0-0'
-			if last[1] then id = last[1][1] end
-			return {id, redis.call('GET', KEYS[2]) or '0'}
-			""";
 
 	private final AbstractRedisClient client;
 
@@ -134,12 +121,8 @@ final class InvalidationListener implements Runnable {
 
 	private volatile Thread thread;
 
-	private volatile String lastId;
-
-	/** The sequence number of the last message read, or -1 before the first one. */
-	private long lastSequence = -1;
-
-	private String runId;
+	/** Where in the stream this listener is, and on which server. */
+	private final StreamPosition position;
 
 	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
@@ -156,6 +139,7 @@ final class InvalidationListener implements Runnable {
 		this.watermark = watermark;
 		this.feed = feed;
 		this.server = server;
+		this.position = new StreamPosition(stream, flush, newServer, watermark);
 	}
 
 	synchronized void start() {
@@ -163,7 +147,7 @@ final class InvalidationListener implements Runnable {
 			return;
 		}
 		this.running = true;
-		if (this.lastId != null) {
+		if (this.position.isStarted()) {
 			// Started again: while it was stopped, another server may have taken the stream over.
 			this.suspect.set(true);
 		}
@@ -218,9 +202,8 @@ final class InvalidationListener implements Runnable {
 			try {
 				RedisClusterCommands<String, String> redis = connection();
 				long disconnects = (this.server != null) ? this.server.disconnects() : 0;
-				if (this.lastId == null) {
-					this.runId = runId(redis);
-					startFromTheEnd(redis);
+				if (!this.position.isStarted()) {
+					this.position.start(redis, runId(redis));
 					if (this.suspect.getAndSet(false)) {
 						// Started while Redis was unreachable: L1 was filled without hearing from anyone.
 						this.flush.accept("connected after start-up");
@@ -239,10 +222,9 @@ final class InvalidationListener implements Runnable {
 				long sentAt = this.watermark.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
 						XReadArgs.Builder.block(this.blockTimeout).count(BATCH),
-						XReadArgs.StreamOffset.from(this.stream, this.lastId));
+						XReadArgs.StreamOffset.from(this.stream, this.position.lastId()));
 				for (StreamMessage<String, String> message : batch) {
-					this.lastId = message.getId();
-					checkSequence(message.getBody().get("seq"));
+					this.position.read(message.getId(), message.getBody().get("seq"));
 					String feedLag = message.getBody().get(RedisTier.FEED_LAG);
 					if (feedLag != null) {
 						feedCaughtUp(feedLag);
@@ -281,26 +263,6 @@ final class InvalidationListener implements Runnable {
 				}
 			}
 		}
-	}
-
-	/**
-	 * Flushes L1 if a message's number does not follow the last one: messages were trimmed before they were read,
-	 * or the stream and its counter started again.
-	 */
-	private void checkSequence(String value) {
-		long sequence;
-		try {
-			sequence = (value != null) ? Long.parseLong(value) : -1;
-		}
-		catch (NumberFormatException ex) {
-			sequence = -1;
-		}
-		if (this.lastSequence >= 0 && sequence != this.lastSequence + 1) {
-			this.flush.accept((sequence > this.lastSequence)
-					? "invalidations " + (this.lastSequence + 1) + " to " + (sequence - 1) + " were lost"
-					: "invalidation stream started again");
-		}
-		this.lastSequence = sequence;
 	}
 
 	private RedisClusterCommands<String, String> connection() {
@@ -345,72 +307,24 @@ final class InvalidationListener implements Runnable {
 	}
 
 	/**
-	 * After a disconnect: another server (its {@code run_id}) may lack the messages this listener had not read yet,
-	 * and is reported, to flush L1 or more, before the stream is read from its start; otherwise the
-	 * sequence counter tells whether messages were published since the last one read, and the stream whether the
-	 * next of them is still there (trimmed, or the stream deleted, if not).
+	 * After a disconnect: another server (its {@code run_id}) is reported and resumed on; the same one is asked
+	 * whether messages were lost meanwhile.
 	 */
 	private void recover(RedisClusterCommands<String, String> redis) {
-		if (reportedNewServer(redis)) {
-			return;
-		}
-		if (this.lastSequence < 0) {
-			return;
-		}
-		String counter = redis.get(sequenceKey(this.stream));
-		long published = (counter != null) ? Long.parseLong(counter) : 0;
-		if (published == this.lastSequence) {
-			return;
-		}
-		List<StreamMessage<String, String>> next = redis.xrange(this.stream,
-				io.lettuce.core.Range.create("(" + this.lastId, "+"), io.lettuce.core.Limit.from(1));
-		String sequence = next.isEmpty() ? null : next.get(0).getBody().get("seq");
-		if (published < this.lastSequence || !String.valueOf(this.lastSequence + 1).equals(sequence)) {
-			this.flush.accept("invalidations after " + this.lastSequence + " were lost while disconnected");
-			this.lastSequence = -1;
-			if (next.isEmpty()) {
-				startFromTheEnd(redis);
-			}
+		if (!reportedNewServer(redis)) {
+			this.position.recoverAfterDisconnect(redis);
 		}
 	}
 
-	/**
-	 * Reports another server behind the connection (its {@code run_id} changed), then resumes on it; returns whether
-	 * it did.
-	 */
+	/** Reports another server behind the connection (its {@code run_id} changed); returns whether it did. */
 	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
 		this.beforeServerCheck.run();
-		String runId = runId(redis);
-		if (runId.equals(this.runId)) {
-			return false;
-		}
-		this.runId = runId;
-		this.newServer.accept(runId);
-		resumeOnAnotherServer(redis);
-		return true;
+		return this.position.onServer(redis, runId(redis));
 	}
 
-	/**
-	 * The listener's position is the number of the last message read. Another server that holds that message under
-	 * that number (a replica promoted after it received it) appends after it: reading goes on from there. One that
-	 * lacks it (promoted before it received it, or started empty) may give its own messages earlier ids and the same
-	 * numbers: the tail this instance heard is gone, so it flushes L1 and starts again from that server's end.
-	 */
-	private void resumeOnAnotherServer(RedisClusterCommands<String, String> redis) {
-		if (this.lastSequence >= 0) {
-			List<StreamMessage<String, String>> last = redis.xrange(this.stream,
-					io.lettuce.core.Range.create(this.lastId, this.lastId), io.lettuce.core.Limit.from(1));
-			if (!last.isEmpty() && String.valueOf(this.lastSequence).equals(last.get(0).getBody().get("seq"))) {
-				return;
-			}
-		}
-		this.flush.accept("another server holds the invalidation stream without the last message read");
-		startFromTheEnd(redis);
-	}
-
-	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
+	/** The key of the counter that numbers the messages of {@code stream}; see {@link StreamPosition}. */
 	static String sequenceKey(String stream) {
-		return "{" + stream + "}:seq";
+		return StreamPosition.sequenceKey(stream);
 	}
 
 	/**
@@ -438,19 +352,6 @@ final class InvalidationListener implements Runnable {
 		catch (RuntimeException ex) {
 			logger.warn("Cannot apply invalidation " + body, ex);
 		}
-	}
-
-	/**
-	 * Starts after the stream's last message; the next one must follow the counter's number, read in the same
-	 * transaction.
-	 */
-	private void startFromTheEnd(RedisClusterCommands<String, String> redis) {
-		List<Object> result = redis.eval(LAST_MESSAGE_AND_COUNTER, ScriptOutputType.MULTI, this.stream,
-				sequenceKey(this.stream));
-		// After the script: a value read from now on postdates every message before the start.
-		this.watermark.listeningFrom(this.watermark.now());
-		this.lastId = String.valueOf(result.get(0));
-		this.lastSequence = Long.parseLong(String.valueOf(result.get(1)));
 	}
 
 	/**
