@@ -49,9 +49,32 @@ make_image() { # IMAGE PACKAGES
   rm -f "$log"
 }
 
+# trust_local_cas IMAGE: prints IMAGE, or an image on top of it that also trusts the CA certificates this machine
+# added to its own trust store (/usr/local/share/ca-certificates: a TLS-inspecting egress proxy, a company CA), so
+# that the build stage reaches Maven Central wherever this machine does. Java's trust store follows
+# (ca-certificates-java). Only the build stage needs it: the runtime image makes no outbound TLS connection here.
+trust_local_cas() {
+  local image=$1 local_cas=/usr/local/share/ca-certificates
+  if ! compgen -G "$local_cas/*.crt" >/dev/null; then
+    echo "$image"
+    return
+  fi
+  local trusting
+  trusting="$image-ca-$(cat "$local_cas"/*.crt | sha256sum | cut -c1-12)"
+  if $rebuild || ! buildah inspect --type image "$trusting" >/dev/null 2>&1; then
+    local container
+    container="$(buildah from --pull-never "$image")"
+    buildah copy --quiet "$container" "$local_cas" /usr/local/share/ca-certificates/ >/dev/null
+    buildah run --isolation chroot "$container" -- update-ca-certificates >/dev/null 2>&1
+    buildah commit --quiet --rm "$container" "$trusting" >/dev/null
+  fi
+  echo "$trusting"
+}
+
 build_base="$(image_name jdk17-build "$build_packages")"
 runtime_base="$(image_name jre17-runtime "$runtime_packages")"
 make_image "$build_base" "$build_packages"
 make_image "$runtime_base" "$runtime_packages"
+build_base="$(trust_local_cas "$build_base")"
 echo "BUILD_BASE=$build_base"
 echo "RUNTIME_BASE=$runtime_base"
