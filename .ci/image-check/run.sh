@@ -57,12 +57,19 @@ buildah bud --isolation chroot --layers --pull=missing \
   || { tail -40 "$work/build.log" >&2; fail "the image does not build (log above)"; }
 echo "image-check: built $image ($((SECONDS - build_started)) s)"
 
-config() { buildah inspect --type image --format "$1" "$image"; }
-user="$(config '{{.OCIv1.Config.User}}')"
+# config EXPRESSION: a Python expression over the image's OCI configuration (c) and root filesystem (rootfs).
+config() {
+  buildah inspect --type image "$image" | python3 -c '
+import json, sys
+image = json.load(sys.stdin)["OCIv1"]
+c, rootfs = image["config"], image["rootfs"]
+print(eval(sys.argv[1]))' "$1"
+}
+user="$(config 'c.get("User", "")')"
 [[ -n $user && ${user%%:*} != 0 && ${user%%:*} != root ]] || fail "the image runs as root (USER '$user')"
-entrypoint="$(config '{{json .OCIv1.Config.Entrypoint}}')"
+entrypoint="$(config 'json.dumps(c.get("Entrypoint") or [])')"
 [[ $entrypoint == *'-XX:+ExitOnOutOfMemoryError'* ]] || fail "the entrypoint $entrypoint does not exit on OOM"
-echo "image-check: user $user, entrypoint $entrypoint, $(config '{{len .OCIv1.RootFS.DiffIDs}}') layers"
+echo "image-check: user $user, entrypoint $entrypoint, $(config 'len(rootfs["diff_ids"])') layers"
 
 start_redis
 start_mariadb
