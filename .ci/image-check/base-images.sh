@@ -49,19 +49,16 @@ make_image() { # IMAGE PACKAGES
   rm -f "$log"
 }
 
-# trust_local_cas IMAGE: prints IMAGE, or an image on top of it that also trusts the CA certificates this machine
+# trust_local_cas IMAGE: prints the name of an image on top of IMAGE (made first if missing) that also trusts the CA certificates this machine
 # added to its own trust store (/usr/local/share/ca-certificates: a TLS-inspecting egress proxy, a company CA), so
 # that the build stage reaches Maven Central wherever this machine does. Java's trust store follows
 # (ca-certificates-java). Only the build stage needs it: the runtime image makes no outbound TLS connection here.
 trust_local_cas() {
   local image=$1 local_cas=/usr/local/share/ca-certificates
-  if ! compgen -G "$local_cas/*.crt" >/dev/null; then
-    echo "$image"
-    return
-  fi
   local trusting
   trusting="$image-ca-$(cat "$local_cas"/*.crt | sha256sum | cut -c1-12)"
   if $rebuild || ! buildah inspect --type image "$trusting" >/dev/null 2>&1; then
+    make_image "$image" "$build_packages"
     local container
     container="$(buildah from --pull-never "$image")"
     buildah copy --quiet "$container" "$local_cas" /usr/local/share/ca-certificates/ >/dev/null
@@ -73,8 +70,12 @@ trust_local_cas() {
 
 build_base="$(image_name jdk17-build "$build_packages")"
 runtime_base="$(image_name jre17-runtime "$runtime_packages")"
-make_image "$build_base" "$build_packages"
+# With certificates to add, the image on top is what a later run looks for; the Debian one under it is made first.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  build_base="$(trust_local_cas "$build_base")"
+else
+  make_image "$build_base" "$build_packages"
+fi
 make_image "$runtime_base" "$runtime_packages"
-build_base="$(trust_local_cas "$build_base")"
 echo "BUILD_BASE=$build_base"
 echo "RUNTIME_BASE=$runtime_base"
