@@ -3,7 +3,7 @@
 # vfs storage driver and chroot isolation (works as root, no daemon), then buildah run with the host's network
 # against a private Redis and MariaDB on loopback (scripts/services.sh). Passes when the image
 #   - builds (every module the parent pom lists is in the build: a missing one fails here),
-#   - runs as a non-root uid and exits on OutOfMemoryError (its entrypoint says so),
+#   - runs as a non-root uid, exits on OutOfMemoryError (its entrypoint says so), has the jar in layers,
 #   - fills the database as compose's `seed` does (SPRING_PROFILES_ACTIVE=generate, same image),
 #   - becomes ready on the management port and serves /api/concerts with Cache-Status, a hit the second time,
 #   - refuses DELETE /actuator/caches without the admin token (401).
@@ -51,14 +51,16 @@ mkdir "$work/src"
 git -C "$root" archive "$commit" | tar -x -C "$work/src"
 echo "image-check: building $dockerfile of $(git -C "$root" rev-parse --short "$commit")"
 build_started=$SECONDS
-# No --layers: with vfs every cached layer is a full copy of the filesystem, and the Maven repository, the part
-# worth keeping, lives in the Dockerfile's cache mount. The previous run's image goes, so nothing piles up.
+# --layers keeps one layer per instruction, as Docker does (without it buildah squashes each stage into one). With
+# vfs every layer is a full copy of the filesystem, so the untagged images a build leaves go afterwards; the part
+# worth keeping between runs, the Maven repository, lives in the Dockerfile's cache mount.
 buildah rmi "$image" >/dev/null 2>&1 || true
-buildah bud --isolation chroot --pull=missing \
+buildah bud --isolation chroot --layers --pull=missing \
   --build-arg BUILD_BASE="$BUILD_BASE" --build-arg RUNTIME_BASE="$RUNTIME_BASE" \
   -f "$work/src/$dockerfile" -t "$image" "$work/src" >"$work/build.log" 2>&1 \
   || { tail -40 "$work/build.log" >&2; fail "the image does not build (log above)"; }
 echo "image-check: built $image ($((SECONDS - build_started)) s)"
+buildah rmi --prune >/dev/null 2>&1 || true
 
 # config EXPRESSION: a Python expression over the image's OCI configuration (c) and root filesystem (rootfs).
 config() {
@@ -72,7 +74,10 @@ user="$(config 'c.get("User", "")')"
 [[ -n $user && ${user%%:*} != 0 && ${user%%:*} != root ]] || fail "the image runs as root (USER '$user')"
 entrypoint="$(config 'json.dumps(c.get("Entrypoint") or [])')"
 [[ $entrypoint == *'-XX:+ExitOnOutOfMemoryError'* ]] || fail "the entrypoint $entrypoint does not exit on OOM"
-echo "image-check: user $user, entrypoint $entrypoint, $(config 'len(rootfs["diff_ids"])') layers"
+# The base's, the user's, and one per layer of the jar (dependencies, loader, snapshots, application).
+layers="$(config 'len(rootfs["diff_ids"])')"
+((layers >= 6)) || fail "$layers layers: the jar is not split into its layers"
+echo "image-check: user $user, entrypoint $entrypoint, $layers layers"
 
 start_redis
 start_mariadb
