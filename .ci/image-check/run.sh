@@ -55,7 +55,7 @@ build_started=$SECONDS
 # vfs every layer is a full copy of the filesystem, so the untagged images a build leaves go afterwards; the part
 # worth keeping between runs, the Maven repository, lives in the Dockerfile's cache mount.
 buildah rmi "$image" >/dev/null 2>&1 || true
-buildah bud --isolation chroot --layers --pull=missing \
+buildah bud --isolation chroot --layers --force-rm --pull=missing \
   --build-arg BUILD_BASE="$BUILD_BASE" --build-arg RUNTIME_BASE="$RUNTIME_BASE" \
   -f "$work/src/$dockerfile" -t "$image" "$work/src" >"$work/build.log" 2>&1 \
   || { tail -40 "$work/build.log" >&2; fail "the image does not build (log above)"; }
