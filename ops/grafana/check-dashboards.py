@@ -216,7 +216,8 @@ def evaluate(base, queries, exprs, variables, allow_empty, at, timeout):
         else:
             failed.append(f"{q.name} ({q.title}): no data for {one_line(exprs[q.name])}")
     for board, var in variables:
-        match = re.fullmatch(r"\s*label_values\(\s*([^,]+?)\s*,\s*(\w+)\s*\)\s*", query_text(var))
+        # The selector may hold commas (several matchers): the label is what follows the last one.
+        match = re.fullmatch(r"\s*label_values\(\s*(.+)\s*,\s*(\w+)\s*\)\s*", query_text(var))
         if not match:
             continue
         selector, label = match.groups()
