@@ -167,7 +167,8 @@ def redis_container(where, c, pod_spec, docs, labels):
     config_maps = {d["metadata"]["name"]: d for d in docs if d["kind"] == "ConfigMap"}
     shipped = config_maps.get(REDIS_CONFIG_MAP, {}).get("data", {}).get("redis.conf")
     if shipped != (ROOT / "redis" / "redis.conf").read_text():
-        problems.append(f"{where}: ConfigMap {REDIS_CONFIG_MAP}'s redis.conf differs from redis/redis.conf")
+        problems.append(f"{where}: ConfigMap {REDIS_CONFIG_MAP}'s redis.conf differs from redis/redis.conf "
+                        "(copy the file into its data, every line indented by four spaces)")
     volumes = {v["name"]: v for v in pod_spec.get("volumes", [])}
     mounted = [m["mountPath"] for m in c.get("volumeMounts", [])
                if volumes.get(m["name"], {}).get("configMap", {}).get("name") == REDIS_CONFIG_MAP]
