@@ -6,7 +6,11 @@
 //   - every long-running service has a healthcheck; one-shot services say so with `x-one-shot: true`;
 //   - every depends_on entry is written in long form with an explicit condition;
 //   - every service has a CPU and a memory limit;
-//   - bind-mounted files and build contexts exist in the repository.
+//   - bind-mounted files and build contexts exist in the repository;
+//   - every Redis runs redis-server with the repository's redis/redis.conf (ADR 0100), bind-mounted;
+//   - a variable that holds a secret (its name has PASSWORD, TOKEN or SECRET in it) has no default: a default
+//     would be a publicly known credential. It is required (${NAME:?message}) instead, and loaded here with a
+//     placeholder when the environment has no value.
 //
 // It prints the services it found and exits non-zero on any load error or rule violation.
 package main
@@ -18,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -54,6 +59,12 @@ func run(root, file string) error {
 		return err
 	}
 	path := filepath.Join(root, file)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	problems := checkSecrets(string(raw))
+	placeholdRequired(string(raw))
 
 	// Load once with every profile enabled (the set the rules apply to) and once with none, which is
 	// what a plain `docker compose up` sees: a dependency on a profile-only service must still resolve.
@@ -70,10 +81,6 @@ func run(root, file string) error {
 		}
 	}
 
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
 	var model struct {
 		Services map[string]struct {
 			DependsOn any `yaml:"depends_on"`
@@ -83,7 +90,6 @@ func run(root, file string) error {
 		return fmt.Errorf("parsing %s: %w", file, err)
 	}
 
-	var problems []string
 	names := all.ServiceNames()
 	sort.Strings(names)
 	fmt.Printf("%s: project %q, %d services\n", file, all.Name, len(names))
@@ -94,6 +100,7 @@ func run(root, file string) error {
 		problems = append(problems, checkHealth(service)...)
 		problems = append(problems, checkLimits(service)...)
 		problems = append(problems, checkPaths(service, root)...)
+		problems = append(problems, checkRedisConfig(service, root)...)
 		problems = append(problems, checkConditions(name, model.Services[name].DependsOn)...)
 	}
 
@@ -120,6 +127,30 @@ func load(path, root string, profiles []string) (*types.Project, error) {
 		return nil, err
 	}
 	return options.LoadProject(context.Background())
+}
+
+// secretDefault matches ${NAME:-default} and ${NAME-default} where NAME names a secret.
+var secretDefault = regexp.MustCompile(`\$\{([A-Za-z0-9_]*(?:PASSWORD|TOKEN|SECRET)[A-Za-z0-9_]*):?-`)
+
+// required matches ${NAME:?message} and ${NAME?message}.
+var required = regexp.MustCompile(`\$\{([A-Za-z0-9_]+):?\?`)
+
+func checkSecrets(raw string) []string {
+	var problems []string
+	for _, m := range secretDefault.FindAllStringSubmatch(raw, -1) {
+		problems = append(problems, fmt.Sprintf("secret %s has a default; require it with ${%s:?...}", m[1], m[1]))
+	}
+	return problems
+}
+
+// placeholdRequired gives every required variable the environment lacks a value, so the file loads; the check
+// is about the file, not about one machine's environment.
+func placeholdRequired(raw string) {
+	for _, m := range required.FindAllStringSubmatch(raw, -1) {
+		if _, set := os.LookupEnv(m[1]); !set {
+			os.Setenv(m[1], "compose-check-placeholder")
+		}
+	}
 }
 
 func findRoot(file string) (string, error) {
@@ -260,6 +291,24 @@ func checkPaths(s types.ServiceConfig, root string) []string {
 		}
 	}
 	return problems
+}
+
+// checkRedisConfig: a Redis with settings of its own could evict what invalidation rests on (ADR 0100).
+func checkRedisConfig(s types.ServiceConfig, root string) []string {
+	ref, err := reference.ParseNormalizedNamed(s.Image)
+	if err != nil || reference.Path(ref) != "library/redis" {
+		return nil
+	}
+	conf := filepath.Join(root, "redis", "redis.conf")
+	for _, v := range s.Volumes {
+		if v.Type == types.VolumeTypeBind && v.Source == conf {
+			if len(s.Command) >= 2 && s.Command[0] == "redis-server" && s.Command[1] == v.Target {
+				return nil
+			}
+			return []string{fmt.Sprintf("%s: command does not start with redis-server %s", s.Name, v.Target)}
+		}
+	}
+	return []string{s.Name + ": redis/redis.conf is not bind-mounted"}
 }
 
 func rel(root, path string) string {

@@ -13,8 +13,9 @@ name: check-test
 services:
   cache:
     image: redis:7.0.15
+    command: ["redis-server", "/usr/local/etc/redis/redis.conf"]
     volumes:
-      - ./redis.conf:/usr/local/etc/redis/redis.conf:ro
+      - ./redis/redis.conf:/usr/local/etc/redis/redis.conf:ro
     healthcheck:
       test: ["CMD", "redis-cli", "ping"]
     cpus: 0.5
@@ -28,6 +29,8 @@ services:
     mem_limit: 16m
   app:
     image: busybox:1.36
+    environment:
+      APP_ADMIN_TOKEN: ${CHECK_ADMIN_TOKEN:?set CHECK_ADMIN_TOKEN}
     healthcheck:
       test: ["CMD", "true"]
     depends_on:
@@ -53,7 +56,12 @@ func TestRun(t *testing.T) {
 			"    depends_on: [cache]\n", "short form"},
 		{"no condition", "        condition: service_healthy\n", "        restart: true\n", "missing property 'condition'"},
 		{"schema", "    cpus: 0.1\n", "    cpus: 0.1\n    helthcheck: {}\n", "validating"},
-		{"missing bind source", "./redis.conf", "./redis.cnf", "does not exist"},
+		{"missing bind source", "./redis/redis.conf", "./redis/redis.cnf", "does not exist"},
+		{"redis without the repository's redis.conf", "./redis/redis.conf", "./other.conf", "not bind-mounted"},
+		{"redis started without its file", `command: ["redis-server", "/usr/local/etc/redis/redis.conf"]`,
+			`command: ["redis-server", "--maxmemory-policy", "allkeys-lfu"]`, "does not start with redis-server"},
+		{"secret with a default", "${CHECK_ADMIN_TOKEN:?set CHECK_ADMIN_TOKEN}", "${CHECK_ADMIN_TOKEN:-admin}",
+			"CHECK_ADMIN_TOKEN has a default"},
 		{"required profile dependency", "        required: false\n", "", "default profile"},
 		{"no memory limit", "    mem_limit: 16m\n", "", "no memory limit"},
 	}
@@ -68,7 +76,8 @@ func TestRun(t *testing.T) {
 				content = strings.Replace(content, c.from, c.to, 1)
 			}
 			write(t, filepath.Join(root, "compose.yaml"), content)
-			write(t, filepath.Join(root, "redis.conf"), "maxmemory 1mb\n")
+			write(t, filepath.Join(root, "redis", "redis.conf"), "maxmemory 1mb\n")
+			write(t, filepath.Join(root, "other.conf"), "maxmemory 1mb\n")
 
 			err := captureStderr(t, func() error { return run(root, "compose.yaml") })
 			if c.want == "" {
@@ -86,6 +95,9 @@ func TestRun(t *testing.T) {
 
 func write(t *testing.T, path, content string) {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Check the Grafana dashboards in ops/grafana/dashboards (python3 standard library only).
 
-Always: every panel has a unique integer id and a title, every query target has a refId, an expr and the
-datasource uid "prometheus". Then one of:
+Always: every panel has a unique integer id and a title, every query target has a refId and an expr; panels,
+targets and query variables name the data source through the dashboard's variable $datasource (type datasource,
+Prometheus), never a fixed uid, so the dashboards import into any Grafana; every selector of a metric the API or
+redis_exporter publishes filters on job, namespace and instance through the dashboard's variables. Then one of:
 
   --list                 print every expression, one per line: <dashboard>/<panel id>/<refId><TAB><expr>
   --rules FILE           write every expression as a Prometheus recording rule, for `promtool check rules FILE`
@@ -32,7 +34,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-DATASOURCE_UID = "prometheus"
+DATASOURCE_UID = "${datasource}"
+# Metrics scraped from the API's management port and from redis_exporter: the selectors that must filter on the
+# dashboard's job, namespace and instance variables (k6's series, pushed by remote write, carry testid instead).
+SCRAPED_METRIC = re.compile(r"\b((?:tiered_cache|cache|concert_cache|resilience4j|http_server|jvm|hikaricp|lettuce|"
+                            r"tomcat|process|system|executor|redis)_[A-Za-z0-9_]*)(\{[^}]*\})?")
+FILTERS = ("job", "namespace", "instance")
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parent / "dashboards"
 
 
@@ -90,8 +97,18 @@ def load(paths, problems):
                     continue
                 if (target.get("datasource") or {}).get("uid") != DATASOURCE_UID:
                     problems.append(f"{where} {ref}: target datasource uid is not {DATASOURCE_UID!r}")
+                for metric, selector in SCRAPED_METRIC.findall(expr):
+                    for label in FILTERS:
+                        if not re.search(rf'\b{label}=~"\$\w+"', selector):
+                            problems.append(f"{where} {ref}: {metric} does not filter {label} by a variable")
                 queries.append(Query(name, pid, title, ref, expr))
-        for var in board.get("templating", {}).get("list", []):
+        board_variables = board.get("templating", {}).get("list", [])
+        if not any(v.get("name") == "datasource" and v.get("type") == "datasource" and v.get("query") == "prometheus"
+                   for v in board_variables):
+            problems.append(f"{name}: no variable $datasource of type datasource (query prometheus)")
+        for var in board_variables:
+            if var.get("type") == "query" and (var.get("datasource") or {}).get("uid") != DATASOURCE_UID:
+                problems.append(f"{name}: variable ${var.get('name')}: datasource uid is not {DATASOURCE_UID!r}")
             variables.append((name, var))
     return queries, variables
 
@@ -199,7 +216,8 @@ def evaluate(base, queries, exprs, variables, allow_empty, at, timeout):
         else:
             failed.append(f"{q.name} ({q.title}): no data for {one_line(exprs[q.name])}")
     for board, var in variables:
-        match = re.fullmatch(r"\s*label_values\(\s*([^,]+?)\s*,\s*(\w+)\s*\)\s*", query_text(var))
+        # The selector may hold commas (several matchers): the label is what follows the last one.
+        match = re.fullmatch(r"\s*label_values\(\s*(.+)\s*,\s*(\w+)\s*\)\s*", query_text(var))
         if not match:
             continue
         selector, label = match.groups()

@@ -12,6 +12,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
@@ -22,9 +23,10 @@ import org.springframework.web.filter.OncePerRequestFilter;
 import dev.concertcache.api.ApiProperties;
 
 /**
- * Closes every write under {@code /api} to callers without the admin bearer token. A single static token
- * needs no user store, sessions or CSRF, so Spring Security would add weight and no protection here
- * (ADR 0004).
+ * Closes every write under a path prefix to callers without the admin bearer token: {@code /api/} on the public
+ * port, and the actuator's base path on the management port ({@link ManagementWriteSecurity}), where a write
+ * empties caches or changes log levels. A single static token needs no user store, sessions or CSRF, so Spring
+ * Security would add weight and no protection here (ADR 0004).
  */
 @Component
 class AdminTokenFilter extends OncePerRequestFilter {
@@ -35,19 +37,28 @@ class AdminTokenFilter extends OncePerRequestFilter {
 
 	private final byte[] token;
 
+	private final String protectedPrefix;
+
+	@Autowired
 	AdminTokenFilter(ApiProperties properties) {
+		this(properties, "/api/");
+	}
+
+	AdminTokenFilter(ApiProperties properties, String protectedPrefix) {
+		this.protectedPrefix = protectedPrefix;
 		String configured = properties.getAdminToken();
 		this.token = (configured != null && !configured.isBlank()) ? configured.getBytes(StandardCharsets.UTF_8)
 				: null;
 		if (this.token == null) {
-			logger.warn("concert-cache.admin-token (CONCERT_CACHE_ADMIN_TOKEN) is not set: every write is refused");
+			logger.warn("concert-cache.admin-token (CONCERT_CACHE_ADMIN_TOKEN) is not set: every write under "
+					+ protectedPrefix + " is refused");
 		}
 	}
 
 	@Override
 	protected boolean shouldNotFilter(HttpServletRequest request) {
 		String method = request.getMethod();
-		return !request.getRequestURI().startsWith("/api/") || HttpMethod.GET.matches(method)
+		return !request.getRequestURI().startsWith(this.protectedPrefix) || HttpMethod.GET.matches(method)
 				|| HttpMethod.HEAD.matches(method) || HttpMethod.OPTIONS.matches(method);
 	}
 
@@ -61,6 +72,8 @@ class AdminTokenFilter extends OncePerRequestFilter {
 		response.setStatus(HttpStatus.UNAUTHORIZED.value());
 		response.setHeader(HttpHeaders.WWW_AUTHENTICATE, "Bearer realm=\"concert-cache\"");
 		response.setContentType(MediaType.APPLICATION_PROBLEM_JSON_VALUE);
+		// JSON is UTF-8 (RFC 8259); the servlet default would be ISO-8859-1.
+		response.setCharacterEncoding(StandardCharsets.UTF_8.name());
 		response.getWriter()
 			.write("{\"type\":\"about:blank\",\"title\":\"Unauthorized\",\"status\":401,"
 					+ "\"detail\":\"Writes need the header Authorization: Bearer <admin token>\",\"instance\":\""

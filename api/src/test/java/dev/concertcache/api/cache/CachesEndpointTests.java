@@ -17,8 +17,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code /actuator/caches} on the management port lists the tiered caches and clears them on every tier, and
  * Prometheus shows Micrometer's standard {@code cache_*} meters beside the per-tier ones (ADR 0016, ADR 0015).
- * The management port is the endpoint's protection, as for every actuator endpoint (ADR 0110): it is not on the
- * public port.
+ * The endpoint is not on the public port (ADR 0110), and clearing needs the admin token even on the management
+ * port (ADR 0004): reaching the port is not enough to send every read to the database.
  */
 @ActiveProfiles("cache")
 class CachesEndpointTests extends CachedApiTestSupport {
@@ -41,7 +41,7 @@ class CachesEndpointTests extends CachedApiTestSupport {
 		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
 		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo(CacheStatus.HIT_L1);
 
-		assertThat(managementDelete("/actuator/caches/concert")).isEqualTo(204);
+		assertThat(managementDelete("/actuator/caches/concert", TOKEN).status()).isEqualTo(204);
 
 		long selects = selectsExecuted();
 		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
@@ -53,10 +53,35 @@ class CachesEndpointTests extends CachedApiTestSupport {
 		get("/api/concerts/5");
 		get("/api/concerts/5/schedules");
 
-		assertThat(managementDelete("/actuator/caches")).isEqualTo(204);
+		assertThat(managementDelete("/actuator/caches", TOKEN).status()).isEqualTo(204);
 
 		assertThat(get("/api/concerts/5").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
 		assertThat(get("/api/concerts/5/schedules").header("Cache-Status")).isEqualTo(CacheStatus.MISS);
+	}
+
+	@Test
+	void clearingEveryCacheWithoutTheTokenIs401AndClearsNothing() {
+		get("/api/concerts/7");
+		assertThat(get("/api/concerts/7").header("Cache-Status")).isEqualTo(CacheStatus.HIT_L1);
+
+		Response refused = managementDelete("/actuator/caches", null);
+
+		assertThat(refused.status()).isEqualTo(401);
+		assertThat(refused.contentType()).startsWith("application/problem+json");
+		assertThat(refused.header("WWW-Authenticate")).startsWith("Bearer");
+		assertThat(refused.json().get("status").asInt()).isEqualTo(401);
+		long selects = selectsExecuted();
+		assertThat(get("/api/concerts/7").header("Cache-Status")).isEqualTo(CacheStatus.HIT_L1);
+		assertThat(selectsExecuted()).isEqualTo(selects);
+	}
+
+	@Test
+	void clearingOneCacheWithAWrongTokenIs401AndClearsNothing() {
+		get("/api/concerts/8");
+
+		assertThat(managementDelete("/actuator/caches/concert", "not-the-" + TOKEN).status()).isEqualTo(401);
+
+		assertThat(get("/api/concerts/8").header("Cache-Status")).isEqualTo(CacheStatus.HIT_L1);
 	}
 
 	@Test
@@ -93,10 +118,14 @@ class CachesEndpointTests extends CachedApiTestSupport {
 		return ((result != null) ? search.tag("result", result) : search).functionCounter().count();
 	}
 
-	private int managementDelete(String path) {
-		return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path))
-			.DELETE()
-			.build()).status();
+	private Response managementDelete(String path, String token) {
+		HttpRequest.Builder request = HttpRequest
+			.newBuilder(URI.create("http://127.0.0.1:" + this.managementPort + path))
+			.DELETE();
+		if (token != null) {
+			request.header("Authorization", "Bearer " + token);
+		}
+		return send(request.build());
 	}
 
 }
