@@ -14,6 +14,7 @@ binary_of() {
     prometheus) echo /usr/bin/prometheus ;;
     nginx) echo /usr/sbin/nginx ;;
     chromium) echo /usr/bin/chromium ;;
+    debootstrap) echo /usr/sbin/debootstrap ;;
     # No binary of its own: callers ask for it only once `python3 -m venv` failed.
     python3-venv) echo /nonexistent/python3-venv ;;
     *) echo "/usr/bin/$1" ;;
