@@ -95,11 +95,6 @@ final class Lander {
 		return this.landed;
 	}
 
-	/** Invalidations not landed yet, whole caches included. */
-	int pendingCount() {
-		return this.pending.size();
-	}
-
 	/**
 	 * Sends what committed since the last landing and what is due for a retry, then moves the checkpoint and
 	 * stores the position as far as that allows; on the landing thread only.

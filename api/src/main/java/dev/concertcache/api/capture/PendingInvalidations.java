@@ -87,10 +87,6 @@ final class PendingInvalidations {
 		return this.entries.values().stream().allMatch((retry) -> retry.everyInstanceTold);
 	}
 
-	int size() {
-		return this.entries.size();
-	}
-
 	private long count(String cache) {
 		return this.entries.keySet().stream().filter((stale) -> stale.cache().equals(cache)).count();
 	}
