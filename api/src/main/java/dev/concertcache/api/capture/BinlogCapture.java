@@ -207,28 +207,22 @@ class BinlogCapture implements SmartLifecycle {
 
 	/** Reads while this instance holds the lease, stands by while another does, and backs off after failures. */
 	private void run() {
-		Duration backoff = this.properties.getReconnect().getInitialBackoff();
+		Backoff reconnects = new Backoff(this.properties.getReconnect().getInitialBackoff(),
+				this.properties.getReconnect().getMaxBackoff());
 		while (this.running) {
-			Duration wait = null;
+			Duration wait;
 			try {
 				if (!this.leadership.isLeader() && !this.leadership.take()) {
 					this.state = State.STANDBY;
 					wait = Duration.ofMillis(this.leadership.standbyMillis());
 				}
-				else if (stream()) {
-					backoff = this.properties.getReconnect().getInitialBackoff();
-					wait = Duration.ZERO;
+				else {
+					wait = stream(reconnects) ? Duration.ZERO : reconnects.failed();
 				}
 			}
 			catch (RuntimeException | Error ex) {
 				fail("capture failed: " + ex, ex);
-			}
-			if (wait == null) {
-				// The stream failed: back off, twice as long as the last time, up to the maximum.
-				wait = backoff;
-				Duration doubled = backoff.multipliedBy(2);
-				Duration max = this.properties.getReconnect().getMaxBackoff();
-				backoff = (doubled.compareTo(max) <= 0) ? doubled : max;
+				wait = reconnects.failed();
 			}
 			try {
 				if (!wait.isZero() && this.stopped.await(wait.toMillis(), TimeUnit.MILLISECONDS)) {
@@ -242,10 +236,11 @@ class BinlogCapture implements SmartLifecycle {
 	}
 
 	/**
-	 * Streams from the stored position until the connection ends. True if the next attempt may start at once
-	 * (a lost position was recovered), false if it should back off.
+	 * Streams from the stored position until the connection ends. True if the next attempt may start at once (a
+	 * lost position was recovered, the checkpoint moved, the lease went to another instance), false if it should
+	 * back off: from the initial wait if this connection was open, else longer than the last time.
 	 */
-	private boolean stream() {
+	private boolean stream(Backoff reconnects) {
 		// Confirming (ADR 0037): from the checkpoint on the invalidation stream's node, which a failover of that node
 		// may have moved back to before announcements it lost; they are made again.
 		String checkpoint = (this.cacheManager != null) ? this.cacheManager.changeFeedCheckpoint() : null;
@@ -257,13 +252,14 @@ class BinlogCapture implements SmartLifecycle {
 					(position == null) ? "no " + stored + " is stored"
 							: "the stored " + stored + " is of " + position.server(),
 					checkpoint);
+			reconnects.reset();
 			return true;
 		}
 		long readAs = this.serverId;
 		BinlogConnection current = new BinlogConnection(this.clients.client(position, readAs), this.server.address(),
 				this.tables, this.metrics, this.landing, position, checkpoint, new Owner());
 		if (!this.running || !this.leadership.isLeader()) {
-			return false;
+			return true;
 		}
 		this.connection = current;
 		Exception failure;
@@ -274,8 +270,11 @@ class BinlogCapture implements SmartLifecycle {
 			// What did not land is replayed from the stored position, by this instance or the next leader.
 			this.connection = null;
 		}
+		if (current.opened()) {
+			reconnects.reset();
+		}
 		if (!this.running || !this.leadership.isLeader()) {
-			return false;
+			return true;
 		}
 		if (failure instanceof Lander.CheckpointMoved moved) {
 			this.metrics.replay();
@@ -290,6 +289,7 @@ class BinlogCapture implements SmartLifecycle {
 			}
 			recover("position-gone", "the server no longer has position " + position + " (" + server.getMessage()
 					+ ")", checkpoint);
+			reconnects.reset();
 			return true;
 		}
 		this.metrics.reconnect();

@@ -24,6 +24,8 @@ final class BinlogConnection implements Lander.Connection {
 
 	private final Owner owner;
 
+	private volatile boolean opened;
+
 	BinlogConnection(BinaryLogClient client, String serverAddress, CapturedTables tables, CaptureMetrics metrics,
 			Lander.Landing landing, BinlogPosition start, @Nullable String checkpoint, Owner owner) {
 		this.client = client;
@@ -44,6 +46,11 @@ final class BinlogConnection implements Lander.Connection {
 			this.reader.onCommunicationFailure(this.client, ex);
 		}
 		return this.reader.failure();
+	}
+
+	/** Whether the server accepted the connection and it was read. */
+	boolean opened() {
+		return this.opened;
 	}
 
 	Lander lander() {
@@ -71,6 +78,7 @@ final class BinlogConnection implements Lander.Connection {
 			reader.end(new IllegalStateException("stopped while connecting"));
 			return;
 		}
+		this.opened = true;
 		this.owner.streaming();
 	}
 

@@ -24,15 +24,15 @@ final class PendingInvalidations {
 	 */
 	static final int MAX_ENTRIES_PER_CACHE = 100_000;
 
-	private final long initialBackoff;
+	private final Duration initialBackoff;
 
-	private final long maxBackoff;
+	private final Duration maxBackoff;
 
 	private final Map<Stale, Retry> entries = new LinkedHashMap<>();
 
 	PendingInvalidations(Duration initialBackoff, Duration maxBackoff) {
-		this.initialBackoff = Math.max(1, initialBackoff.toNanos());
-		this.maxBackoff = Math.max(this.initialBackoff, maxBackoff.toNanos());
+		this.initialBackoff = initialBackoff;
+		this.maxBackoff = maxBackoff;
 	}
 
 	/** Adds {@code stale}, due at once; an entry pending already keeps its schedule. */
@@ -40,10 +40,11 @@ final class PendingInvalidations {
 		for (Stale each : stale) {
 			if (each.key() == null) {
 				this.entries.keySet().removeIf((pending) -> pending.cache().equals(each.cache()));
-				this.entries.put(each, new Retry(now));
+				this.entries.put(each, new Retry(now, new Backoff(this.initialBackoff, this.maxBackoff)));
 			}
 			else if (!this.entries.containsKey(new Stale(each.cache(), null))) {
-				this.entries.putIfAbsent(each, new Retry(now));
+				this.entries.computeIfAbsent(each,
+						(entry) -> new Retry(now, new Backoff(this.initialBackoff, this.maxBackoff)));
 			}
 		}
 		stale.stream().map(Stale::cache).distinct().filter((cache) -> count(cache) > MAX_ENTRIES_PER_CACHE).toList()
@@ -74,7 +75,8 @@ final class PendingInvalidations {
 	void refused(Stale stale, boolean everyInstanceTold, long now) {
 		Retry retry = this.entries.get(stale);
 		if (retry != null) {
-			retry.refused(everyInstanceTold, now, this.initialBackoff, this.maxBackoff);
+			retry.everyInstanceTold = everyInstanceTold;
+			retry.dueAt = now + retry.backoff.failed().toNanos();
 		}
 	}
 
@@ -91,27 +93,18 @@ final class PendingInvalidations {
 		return this.entries.keySet().stream().filter((stale) -> stale.cache().equals(cache)).count();
 	}
 
-	/** When an entry is next tried, how often Redis refused it, and whether every instance heard of that. */
+	/** When an entry is next tried, its waits, and whether every instance heard that it has not landed. */
 	private static final class Retry {
+
+		private final Backoff backoff;
 
 		private long dueAt;
 
-		private int refusals;
-
 		private boolean everyInstanceTold;
 
-		Retry(long dueAt) {
+		Retry(long dueAt, Backoff backoff) {
 			this.dueAt = dueAt;
-		}
-
-		void refused(boolean told, long now, long initialBackoff, long maxBackoff) {
-			this.everyInstanceTold = told;
-			long wait = initialBackoff;
-			for (int i = 0; i < this.refusals && wait < maxBackoff; i++) {
-				wait *= 2;
-			}
-			this.refusals++;
-			this.dueAt = now + Math.min(wait, maxBackoff);
+			this.backoff = backoff;
 		}
 
 	}
