@@ -51,15 +51,20 @@ final class PendingInvalidations {
 			.forEach((cache) -> add(List.of(new Stale(cache, null)), now));
 	}
 
-	/** The entries due at {@code now}, in the order they were added. */
+	/**
+	 * The entries due at {@code now}: those never sent first, then those Redis refused, each in the order they were
+	 * added, so that a node that answers slowly delays the retries of its keys, not the first sending of new ones.
+	 */
 	List<Stale> due(long now) {
-		List<Stale> due = new ArrayList<>();
+		List<Stale> fresh = new ArrayList<>();
+		List<Stale> retries = new ArrayList<>();
 		this.entries.forEach((stale, retry) -> {
 			if (now - retry.dueAt >= 0) {
-				due.add(stale);
+				(retry.refused ? retries : fresh).add(stale);
 			}
 		});
-		return due;
+		fresh.addAll(retries);
+		return fresh;
 	}
 
 	/** {@code stale} has landed: it is not tried again. */
@@ -75,6 +80,7 @@ final class PendingInvalidations {
 	void refused(Stale stale, boolean everyInstanceTold, long now) {
 		Retry retry = this.entries.get(stale);
 		if (retry != null) {
+			retry.refused = true;
 			retry.everyInstanceTold = everyInstanceTold;
 			retry.dueAt = now + retry.backoff.failed().toNanos();
 		}
@@ -99,6 +105,8 @@ final class PendingInvalidations {
 		private final Backoff backoff;
 
 		private long dueAt;
+
+		private boolean refused;
 
 		private boolean everyInstanceTold;
 
