@@ -19,7 +19,6 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.concertcache.api.concert.ConcertCaches;
-import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManagerBuilder;
@@ -42,7 +41,7 @@ class CaptureConfiguration {
 
 	@Bean
 	BinlogCapture binlogCapture(CaptureProperties properties, Environment environment, StringRedisTemplate redis,
-			ConcertCaches concertCaches, ScheduleCaches scheduleCaches, ObjectProvider<TieredCacheManager> cacheManager,
+			ConcertCaches concertCaches, ObjectProvider<TieredCacheManager> cacheManager,
 			ObjectProvider<MeterRegistry> meterRegistry,
 			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
 		String url = environment.getRequiredProperty("spring.datasource.url");
@@ -68,7 +67,8 @@ class CaptureConfiguration {
 		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
 		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
-				concertCaches, scheduleCaches, cacheManager.getIfAvailable(), new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
+				concertCaches, cacheManager.getIfAvailable(),
+				new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
 				clock, serverId, stalenessBound(caches));
 	}
 

@@ -26,6 +26,9 @@ public class CaptureProperties {
 	/** Default of {@code concert-cache.capture.retry-interval}. */
 	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(25);
 
+	/** Default of {@code concert-cache.capture.max-retry-interval}. */
+	public static final Duration DEFAULT_MAX_RETRY_INTERVAL = Duration.ofMillis(250);
+
 	/** Default of {@code concert-cache.capture.connect-timeout}. */
 	public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
@@ -79,10 +82,19 @@ public class CaptureProperties {
 	private int maxKeysPerTransaction = DEFAULT_MAX_KEYS_PER_TRANSACTION;
 
 	/**
-	 * Wait before a transaction's invalidations (or its position) that Redis did not take are sent again, on the
-	 * same binlog connection: a killed Redis connection costs a retry, not a reconnect and a replay.
+	 * Wait before an invalidation (or a position) that Redis did not take is first sent again, on the same binlog
+	 * connection: a killed Redis connection costs a retry, not a reconnect and a replay. Also how often the
+	 * landing thread looks for retries due.
 	 */
 	private Duration retryInterval = DEFAULT_RETRY_INTERVAL;
+
+	/**
+	 * The longest wait before an invalidation Redis refused again and again is sent once more; each refusal doubles
+	 * the wait from {@code retry-interval} up to this. A third of the default {@code progress.max-lag}: once the
+	 * node is back, a refused invalidation that holds the confirmations back lands well before every instance
+	 * stops trusting its tiers.
+	 */
+	private Duration maxRetryInterval = DEFAULT_MAX_RETRY_INTERVAL;
 
 	/** The Redis lease that makes one instance of the fleet the reader of the binary log. */
 	private final Lease lease = new Lease();
@@ -166,6 +178,14 @@ public class CaptureProperties {
 
 	public void setRetryInterval(Duration retryInterval) {
 		this.retryInterval = retryInterval;
+	}
+
+	public Duration getMaxRetryInterval() {
+		return this.maxRetryInterval;
+	}
+
+	public void setMaxRetryInterval(Duration maxRetryInterval) {
+		this.maxRetryInterval = maxRetryInterval;
 	}
 
 	public Lease getLease() {

@@ -1,16 +1,17 @@
 package dev.concertcache.api.capture;
 
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 
 import dev.concertcache.api.concert.ConcertCaches;
-import dev.concertcache.api.concert.Invalidations;
+import dev.concertcache.api.concert.ConcertCaches.Stale;
 import dev.concertcache.api.schedule.ScheduleCaches;
-import dev.concertcache.tiered.InvalidationFailedException;
 
 /**
- * The cache keys committed transactions made stale (one, or several merged while Redis refused their
- * invalidations), deduplicated, and the invalidations that a write through this service would make for them.
+ * The rows committed transactions changed (one, or several committed while the lander was busy), deduplicated as
+ * the cache keys they make stale.
  */
 final class TransactionChanges {
 
@@ -38,8 +39,8 @@ final class TransactionChanges {
 	}
 
 	/**
-	 * Adds what {@code other} made stale; past {@code maxKeys} keys of one kind, everything (invalidations are
-	 * idempotent, and a merge grows only while Redis refuses them: it must stay bounded).
+	 * Adds what {@code other} made stale; past {@code maxKeys} keys of one kind, everything: a transaction (or a
+	 * burst of them) that large costs one generation move per cache rather than thousands of tombstones.
 	 */
 	void merge(TransactionChanges other, int maxKeys) {
 		this.everything |= other.everything;
@@ -59,29 +60,25 @@ final class TransactionChanges {
 	}
 
 	/**
-	 * A concert row (inserted, updated or deleted): what {@link ConcertCaches} says a concert change makes stale. A
-	 * schedule row: the schedules of its concert, before and after. Above {@code maxKeys} keys of one cache, that
-	 * whole cache. Every invalidation is tried, even after one failed.
-	 * @throws InvalidationFailedException the first failure, if Redis did not take one; the caller tries again
+	 * What these changes make stale: for concert rows (inserted, updated or deleted) what {@link ConcertCaches}
+	 * says a concert change makes stale; for schedule rows the schedules of their concert. Above {@code maxKeys}
+	 * keys of one cache, that whole cache.
 	 */
-	void invalidate(ConcertCaches concertCaches, ScheduleCaches scheduleCaches, int maxKeys) {
+	List<Stale> stale(ConcertCaches caches, int maxKeys) {
 		if (this.everything || this.concerts.size() > maxKeys) {
-			concertCaches.invalidateAll();
-			return;
+			return caches.everyCache();
 		}
-		Invalidations all = new Invalidations();
-		all.run(() -> concertCaches.invalidateChanged(this.concerts));
+		List<Stale> stale = new ArrayList<>(caches.staleAfter(this.concerts));
 		Set<Long> schedulesOnly = new LinkedHashSet<>(this.scheduleConcerts);
 		schedulesOnly.removeAll(this.concerts);
 		if (this.concerts.size() + schedulesOnly.size() > maxKeys) {
-			all.run(scheduleCaches::invalidateAll);
+			stale.removeIf((each) -> each.cache().equals(ScheduleCaches.SCHEDULES));
+			stale.add(new Stale(ScheduleCaches.SCHEDULES, null));
 		}
 		else {
-			for (Long id : schedulesOnly) {
-				all.run(() -> scheduleCaches.invalidate(id));
-			}
+			schedulesOnly.forEach((id) -> stale.add(new Stale(ScheduleCaches.SCHEDULES, id)));
 		}
-		all.rethrowFirstFailure();
+		return stale;
 	}
 
 }

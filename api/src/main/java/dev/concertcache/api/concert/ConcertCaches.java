@@ -5,6 +5,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 
+import org.jspecify.annotations.Nullable;
+
 import org.springframework.stereotype.Component;
 
 import dev.concertcache.api.schedule.ScheduleCaches;
@@ -76,20 +78,7 @@ public class ConcertCaches {
 	 * @throws InvalidationFailedException the first failure, if Redis did not take one of the invalidations
 	 */
 	public void invalidateChanged(Collection<Long> ids) {
-		Invalidations all = new Invalidations();
-		Set<Long> changedBlocks = new LinkedHashSet<>();
-		for (long id : ids) {
-			all.run(() -> this.concerts.invalidate(id));
-			all.run(() -> this.schedules.invalidate(id));
-			changedBlocks.add(this.blocks.of(id));
-		}
-		for (long block : changedBlocks) {
-			all.run(() -> this.list.invalidate(block));
-		}
-		if (!ids.isEmpty()) {
-			all.run(() -> this.listEnd.invalidate(LIST_END_KEY));
-		}
-		all.rethrowFirstFailure();
+		invalidateEach(staleAfter(ids));
 	}
 
 	/**
@@ -98,12 +87,75 @@ public class ConcertCaches {
 	 * @throws InvalidationFailedException if Redis did not take one of the invalidations
 	 */
 	public void invalidateAll() {
+		invalidateEach(everyCache());
+	}
+
+	/** The entries a change of these concerts makes stale, each once, in the order they are invalidated. */
+	public Set<Stale> staleAfter(Collection<Long> ids) {
+		Set<Stale> stale = new LinkedHashSet<>();
+		Set<Long> changedBlocks = new LinkedHashSet<>();
+		for (long id : ids) {
+			stale.add(new Stale(CONCERT, id));
+			stale.add(new Stale(ScheduleCaches.SCHEDULES, id));
+			changedBlocks.add(this.blocks.of(id));
+		}
+		for (long block : changedBlocks) {
+			stale.add(new Stale(LIST, block));
+		}
+		if (!ids.isEmpty()) {
+			stale.add(new Stale(LIST_END, LIST_END_KEY));
+		}
+		return stale;
+	}
+
+	/** Each cache of {@link #CACHES} as a whole. */
+	public List<Stale> everyCache() {
+		return CACHES.stream().map((cache) -> new Stale(cache, null)).toList();
+	}
+
+	/**
+	 * Invalidates one entry, or one whole cache, on every tier of every instance now.
+	 * @throws InvalidationFailedException if Redis did not take it
+	 */
+	public void invalidate(Stale stale) {
+		switch (stale.cache()) {
+			case CONCERT -> invalidate(this.concerts, (Long) stale.key());
+			case ScheduleCaches.SCHEDULES -> {
+				if (stale.key() == null) {
+					this.schedules.invalidateAll();
+				}
+				else {
+					this.schedules.invalidate((Long) stale.key());
+				}
+			}
+			case LIST -> invalidate(this.list, (Long) stale.key());
+			case LIST_END -> invalidate(this.listEnd, (String) stale.key());
+			default -> throw new IllegalArgumentException("Not a cache a concert change touches: " + stale.cache());
+		}
+	}
+
+	private void invalidateEach(Collection<Stale> stale) {
 		Invalidations all = new Invalidations();
-		all.run(this.concerts::invalidateAll);
-		all.run(this.schedules::invalidateAll);
-		all.run(this.list::invalidateAll);
-		all.run(this.listEnd::invalidateAll);
+		for (Stale each : stale) {
+			all.run(() -> invalidate(each));
+		}
 		all.rethrowFirstFailure();
+	}
+
+	private static <K> void invalidate(TieredCache<K, ?> cache, K key) {
+		if (key == null) {
+			cache.invalidateAll();
+		}
+		else {
+			cache.invalidate(key);
+		}
+	}
+
+	/**
+	 * One entry of one of {@link #CACHES} that a change makes stale, or with {@code key} {@code null} the whole
+	 * cache.
+	 */
+	public record Stale(String cache, @Nullable Object key) {
 	}
 
 }

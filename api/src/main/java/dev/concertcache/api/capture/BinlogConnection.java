@@ -1,0 +1,126 @@
+package dev.concertcache.api.capture;
+
+import java.io.IOException;
+
+import com.github.shyiko.mysql.binlog.BinaryLogClient;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One replication connection, read from a position until it ends: its client, the {@link BinlogReader} of its
+ * events and the {@link Lander} of its commits. What did not land when it ends is replayed by the next one, from
+ * the stored position.
+ */
+final class BinlogConnection implements Lander.Connection {
+
+	private static final Log logger = LogFactory.getLog(BinlogConnection.class);
+
+	private final BinaryLogClient client;
+
+	private final BinlogReader reader;
+
+	private final Lander lander;
+
+	private final Owner owner;
+
+	private volatile boolean opened;
+
+	BinlogConnection(BinaryLogClient client, String serverAddress, CapturedTables tables, CaptureMetrics metrics,
+			Lander.Landing landing, BinlogPosition start, @Nullable String checkpoint, Owner owner) {
+		this.client = client;
+		this.owner = owner;
+		this.reader = new BinlogReader(client, serverAddress, tables, metrics, this::connected, owner::committed);
+		this.lander = new Lander(this, landing, start, checkpoint);
+		this.reader.landInto(this.lander);
+		client.registerEventListener(this.reader);
+		client.registerLifecycleListener(this.reader);
+	}
+
+	/** Reads until the connection ends; why it ended, {@code null} if it was closed without a failure. */
+	@Nullable Exception read() {
+		try {
+			this.client.connect();
+		}
+		catch (IOException ex) {
+			this.reader.onCommunicationFailure(this.client, ex);
+		}
+		return this.reader.failure();
+	}
+
+	/** Whether the server accepted the connection and it was read. */
+	boolean opened() {
+		return this.opened;
+	}
+
+	Lander lander() {
+		return this.lander;
+	}
+
+	/** The server's id of this connection. */
+	long id() {
+		return this.client.getConnectionId();
+	}
+
+	/** Closes the connection; {@link #read()} returns. */
+	void close() {
+		try {
+			this.client.disconnect();
+		}
+		catch (IOException ex) {
+			logger.debug("Closing the binlog connection failed", ex);
+		}
+	}
+
+	private void connected(BinlogReader reader) {
+		if (!this.owner.reading()) {
+			// stop() or a lost lease came between the capture's check and connect(), which close() misses.
+			reader.end(new IllegalStateException("stopped while connecting"));
+			return;
+		}
+		this.opened = true;
+		this.owner.streaming();
+	}
+
+	@Override
+	public boolean ended() {
+		return !this.owner.reading() || this.reader.failure() != null;
+	}
+
+	@Override
+	public void end(Exception why) {
+		this.reader.end(why);
+	}
+
+	@Override
+	public void leaseLost() {
+		this.owner.leaseLost();
+		this.reader.end(new IllegalStateException("the lease was lost"));
+	}
+
+	@Override
+	public void stored(BinlogPosition position) {
+		this.owner.stored(position);
+	}
+
+	/** What a connection tells the capture that opened it. */
+	interface Owner {
+
+		/** Whether the capture runs and holds the lease. */
+		boolean reading();
+
+		/** The connection is open and read. */
+		void streaming();
+
+		/** A transaction committed: land it soon. */
+		void committed();
+
+		/** Another instance holds the lease. */
+		void leaseLost();
+
+		/** The lease stored {@code position}. */
+		void stored(BinlogPosition position);
+
+	}
+
+}

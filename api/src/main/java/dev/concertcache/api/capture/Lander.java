@@ -1,0 +1,277 @@
+package dev.concertcache.api.capture;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.dao.DataAccessException;
+
+import dev.concertcache.api.concert.ConcertCaches.Stale;
+import dev.concertcache.tiered.InvalidationFailedException;
+import dev.concertcache.tiered.TieredCacheManager;
+
+/**
+ * Lands the invalidations of one binlog connection's committed transactions, on the landing thread. Each
+ * invalidation is sent once; only those Redis refused are sent again, each after its own backoff
+ * ({@link PendingInvalidations}), so a down node costs retries of its own keys, and a whole-cache invalidation
+ * (DDL, a huge transaction) that landed is never repeated. Once nothing committed up to a position is pending, the
+ * change feed's checkpoint moves there (when confirming, ADR 0037) and the lease stores it; while everything
+ * pending was heard of by every instance (each reads it from the database until it lands), the checkpoint moves
+ * too, so that confirmations go on. A confirmation takes the checkpoint lock that a checkpoint move holds across
+ * its Redis script, and measures its lag once it has it.
+ */
+final class Lander {
+
+	private static final Log logger = LogFactory.getLog(Lander.class);
+
+	private final Connection connection;
+
+	private final Landing landing;
+
+	private final PendingInvalidations pending;
+
+	/** Committed since the last landing took them; guarded by {@code this}. */
+	private TransactionChanges incoming = new TransactionChanges();
+
+	/** When the oldest incoming transaction committed (binlog header, ms); guarded by {@code this}. */
+	private long incomingOldest;
+
+	/** The binlog offset after the newest incoming transaction; guarded by {@code this}. */
+	private long incomingOffset;
+
+	/** The position after the last committed transaction, until the lease stores it; guarded by {@code this}. */
+	private @Nullable BinlogPosition toStore;
+
+	private long toStoreOffset;
+
+	/** The position after the last committed transaction read; guarded by {@code this}. */
+	private BinlogPosition received;
+
+	/** When the oldest transaction with pending invalidations committed (ms), -1 for none; landing thread only. */
+	private long pendingOldest = -1;
+
+	private long pendingOffset;
+
+	/** Up to here every committed transaction's invalidations have landed, or every instance heard they have not. */
+	private volatile BinlogPosition landed;
+
+	/**
+	 * The checkpoint on the invalidation stream's node this reader started from or last moved (ADR 0037); guarded
+	 * by {@link #checkpointLock}, so that a confirmation never goes by one a landing is moving.
+	 */
+	private @Nullable String checkpoint;
+
+	private final Object checkpointLock = new Object();
+
+	Lander(Connection connection, Landing landing, BinlogPosition start, @Nullable String checkpoint) {
+		this.connection = connection;
+		this.landing = landing;
+		this.pending = new PendingInvalidations(landing.retryInterval(), landing.maxRetryInterval());
+		this.received = start;
+		this.landed = start;
+		this.checkpoint = checkpoint;
+	}
+
+	/** A transaction committed at {@code position}; on the binlog thread. */
+	synchronized void committed(TransactionChanges changes, BinlogPosition position, long commitMillis, long offset) {
+		if (!changes.isEmpty()) {
+			if (this.incoming.isEmpty()) {
+				this.incomingOldest = commitMillis;
+			}
+			this.incoming.merge(changes, this.landing.maxKeys());
+			this.incomingOffset = offset;
+		}
+		this.toStore = position;
+		this.toStoreOffset = offset;
+		this.received = position;
+	}
+
+	BinlogPosition landed() {
+		return this.landed;
+	}
+
+	/**
+	 * Sends what committed since the last landing and what is due for a retry, then moves the checkpoint and
+	 * stores the position as far as that allows; on the landing thread only.
+	 */
+	void land() {
+		if (this.connection.ended()) {
+			return;
+		}
+		TransactionChanges batch;
+		BinlogPosition through;
+		BinlogPosition store;
+		long storeOffset;
+		synchronized (this) {
+			batch = this.incoming;
+			this.incoming = new TransactionChanges();
+			through = this.received;
+			store = this.toStore;
+			storeOffset = this.toStoreOffset;
+			if (!batch.isEmpty()) {
+				this.pendingOldest = (this.pendingOldest < 0) ? this.incomingOldest : this.pendingOldest;
+				this.pendingOffset = this.incomingOffset;
+			}
+		}
+		Ticker ticker = this.landing.ticker();
+		if (!batch.isEmpty()) {
+			this.pending.add(this.landing.caches().stale(batch), ticker.read());
+		}
+		List<Stale> due = this.pending.due(ticker.read());
+		if (!due.isEmpty()) {
+			this.landing.beforeLanding().run();
+		}
+		for (Stale stale : due) {
+			try {
+				this.landing.caches().invalidate(stale);
+				this.pending.landed(stale);
+			}
+			catch (RuntimeException ex) {
+				// InvalidationFailedException, DataAccessException: nothing is dropped.
+				this.pending.refused(stale,
+						ex instanceof InvalidationFailedException failed && failed.isEveryInstanceTold(), ticker.read());
+				this.landing.metrics().retry();
+				logger.debug("Capture: Redis did not take the invalidation of " + stale + "; trying it again", ex);
+			}
+		}
+		if (!this.pending.isEmpty()) {
+			if (this.pending.everyInstanceTold() && checkpointed(through)) {
+				// Every instance reads the refused keys from the database until they land (a cluster node down
+				// until its replica is promoted): confirmations go on, the retries land them.
+				this.landed = through;
+			}
+			return;
+		}
+		if (this.pendingOldest >= 0) {
+			this.landing.metrics().committed(this.pendingOldest, this.landing.clock().millis(), this.pendingOffset);
+			this.pendingOldest = -1;
+		}
+		if (!checkpointed(through)) {
+			return;
+		}
+		this.landed = through;
+		if (store != null) {
+			store(store, storeOffset);
+		}
+	}
+
+	/** Stores {@code store}, through which everything has landed, as the lease's position. */
+	private void store(BinlogPosition store, long storeOffset) {
+		boolean saved;
+		try {
+			saved = this.landing.lease().savePosition(store);
+		}
+		catch (DataAccessException ex) {
+			this.landing.metrics().retry();
+			logger.debug("Capture: Redis did not take the position; trying again", ex);
+			return;
+		}
+		if (!saved) {
+			this.connection.leaseLost();
+			return;
+		}
+		this.connection.stored(store);
+		this.landing.metrics().position(storeOffset);
+		synchronized (this) {
+			if (this.toStore == store) {
+				this.toStore = null;
+			}
+		}
+	}
+
+	/**
+	 * Moves the checkpoint to {@code through}, whose invalidations have landed, when confirming; whether it is
+	 * there. If the stream's node holds another one, its node lost this reader's last writes (a failover) or
+	 * another reader moved it: the connection ends, and the next reads from the node's checkpoint.
+	 */
+	private boolean checkpointed(BinlogPosition through) {
+		TieredCacheManager feed = this.landing.feed();
+		if (feed == null) {
+			return true;
+		}
+		synchronized (this.checkpointLock) {
+			String next = through.format();
+			if (this.connection.ended() || next.equals(this.checkpoint)) {
+				return !this.connection.ended();
+			}
+			try {
+				if (!feed.changeFeedLanded(this.checkpoint, next)) {
+					this.connection.end(new CheckpointMoved(this.checkpoint));
+					return false;
+				}
+			}
+			catch (RuntimeException ex) {
+				this.landing.metrics().retry();
+				logger.debug("Capture: Redis did not take the checkpoint; trying again", ex);
+				return false;
+			}
+			this.checkpoint = next;
+			return true;
+		}
+	}
+
+	/**
+	 * Tells every instance that every change committed before {@code readAt} ({@link Ticker} time, when the
+	 * server's position that {@link #landed()} covers was read) has landed, if the stream's node holds the
+	 * checkpoint. The lag is measured once the checkpoint lock is held: a landing may hold it across a Redis
+	 * script, and the confirmation must not claim the age it had before that wait.
+	 */
+	void confirm(long readAt) {
+		TieredCacheManager feed = this.landing.feed();
+		if (feed == null) {
+			return;
+		}
+		synchronized (this.checkpointLock) {
+			if (this.connection.ended()) {
+				return;
+			}
+			Duration lag = Duration.ofNanos(this.landing.ticker().read() - readAt);
+			if (!feed.changeFeedCaughtUp(lag, this.checkpoint)) {
+				this.connection.end(new CheckpointMoved(this.checkpoint));
+			}
+		}
+	}
+
+	/** The binlog connection a lander lands for. */
+	interface Connection {
+
+		/** Whether the connection ended or the capture stopped: the next reader replays from the stored position. */
+		boolean ended();
+
+		/** Ends the connection; the capture reads again from the stored position or the node's checkpoint. */
+		void end(Exception why);
+
+		/** Another instance holds the lease: this one stops reading. */
+		void leaseLost();
+
+		/** The lease stored {@code position}. */
+		void stored(BinlogPosition position);
+
+	}
+
+	/**
+	 * What every lander of a capture shares.
+	 * @param feed where confirmations and checkpoints go (ADR 0037), {@code null} for none
+	 * @param beforeLanding runs before each landing that sends invalidations
+	 */
+	record Landing(StaleCaches caches, @Nullable TieredCacheManager feed, CaptureLease lease, CaptureMetrics metrics,
+			Clock clock, Ticker ticker, int maxKeys, Duration retryInterval, Duration maxRetryInterval,
+			Runnable beforeLanding) {
+	}
+
+	/** The invalidation stream's node no longer holds the checkpoint the reader last read or moved. */
+	static final class CheckpointMoved extends IllegalStateException {
+
+		CheckpointMoved(@Nullable String expected) {
+			super("the invalidation stream's node no longer holds checkpoint " + expected + " (a failover lost the "
+					+ "reader's last writes, or another reader moved it); reading again from the one it holds");
+		}
+
+	}
+
+}
