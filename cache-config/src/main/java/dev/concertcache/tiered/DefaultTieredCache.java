@@ -11,8 +11,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.RedisTier.UnavailableException;
-
 /**
  * One cache of the {@link DefaultTieredCacheManager}: its {@link LocalTier} (Caffeine in mode TIERED, only the
  * single flight in mode REDIS), then Redis through the {@link RedisLoadProtocol}, then the loader. Evictions
@@ -144,7 +142,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			// Pending as evict's would be: this instance must not read Redis' old value back until it lands.
 			evictInRedis(encoded, () -> this.pending.add(this.name, encoded));
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
 		}
 	}
@@ -154,7 +152,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		try {
 			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
 		}
 	}
@@ -191,7 +189,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			evictInRedis(key, () -> this.pending.add(this.name, key));
 			return true;
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			return false;
 		}
 	}
@@ -205,7 +203,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 			return true;
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			return false;
 		}
 	}
@@ -221,7 +219,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			adoptGeneration(this.redis.evict(key));
 			this.betweenEvictionSteps.run();
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			unavailable.run();
 			throw ex;
 		}
@@ -243,7 +241,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			this.generations.advance(this.redis.evictAll());
 			this.betweenEvictionSteps.run();
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			unavailable.run();
 			throw ex;
 		}
@@ -259,7 +257,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	void onInvalidation(String key, long generation) {
 		this.metrics.received.increment();
-		if (generation == RedisTier.NOT_LANDED) {
+		if (generation == InvalidationStream.NOT_LANDED) {
 			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
 			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
 			this.pending.add(this.name, key);
@@ -323,7 +321,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * reserved in L1 before Redis is read, so that an invalidation heard meanwhile wins. Keys L1 holds already are
 	 * skipped; nothing is loaded from the loader.
 	 * @return how many entries were put into L1
-	 * @throws UnavailableException if Redis cannot be used
+	 * @throws RedisUnavailableException if Redis cannot be used
 	 */
 	int fill(List<String> keys) {
 		List<String> reservedKeys = new ArrayList<>(keys.size());

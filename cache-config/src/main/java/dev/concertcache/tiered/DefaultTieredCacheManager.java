@@ -28,8 +28,6 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
-import dev.concertcache.tiered.RedisTier.UnavailableException;
-
 /**
  * The {@link TieredCacheManager} of modes {@link TieredCacheMode#TIERED TIERED} (Caffeine, then Redis) and
  * {@link TieredCacheMode#REDIS REDIS} (Redis only). Build one with {@link #builder}; the auto-configuration does.
@@ -236,7 +234,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			Consumer<String> newServer = (client instanceof RedisClusterClient)
 					? (runId) -> this.failovers.streamServerChanged("the node of the invalidation stream restarted")
 					: this.failovers::afterNewPrimary;
-			this.listener = new InvalidationListener(client, this.redis.stream(), this.blockTimeout,
+			this.listener = new InvalidationListener(client, this.redis.stream().name(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this.dispatch::onMessage, this.failovers::flush, newServer,
 					this.metrics, this.watermark, this.feed, (client instanceof RedisClusterClient) ? null : this.server);
 			this.listener.start();
@@ -337,17 +335,17 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@Override
 	public boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
 		return onTheFeedsNode(
-				() -> this.redis.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint));
+				() -> this.redis.stream().announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint));
 	}
 
 	@Override
 	public @Nullable String changeFeedCheckpoint() {
-		return onTheFeedsNode(this.redis::changeFeedCheckpoint);
+		return onTheFeedsNode(this.redis.stream()::changeFeedCheckpoint);
 	}
 
 	@Override
 	public boolean changeFeedLanded(@Nullable String previous, String checkpoint) {
-		return onTheFeedsNode(() -> this.redis.moveChangeFeedCheckpoint(previous, checkpoint));
+		return onTheFeedsNode(() -> this.redis.stream().moveChangeFeedCheckpoint(previous, checkpoint));
 	}
 
 	/** A change feed's call to the stream's node; its failure is the feed's to handle (retry or stall). */
@@ -355,7 +353,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		try {
 			return call.get();
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
 		}
 	}

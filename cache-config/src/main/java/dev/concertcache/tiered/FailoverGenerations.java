@@ -82,7 +82,7 @@ final class FailoverGenerations {
 			return thread;
 		});
 		this.moves = moves;
-		int streamSlot = SlotHash.getSlot(this.redis.stream());
+		int streamSlot = SlotHash.getSlot(this.redis.stream().name());
 		ClusterFailovers failovers = new ClusterFailovers(cluster, (epoch, slots) -> {
 			long seen = this.server.disconnected();
 			boolean streamMoved = slots.get(streamSlot);

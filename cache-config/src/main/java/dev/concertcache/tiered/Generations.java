@@ -3,8 +3,6 @@ package dev.concertcache.tiered;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
 
-import dev.concertcache.tiered.RedisTier.UnavailableException;
-
 /**
  * The generation of one cache as this instance knows it (ADR 0013): every key of an evict-all's cache moves to the
  * next generation at once. Unknown until read from Redis (at start, after a flush); never moves back.
@@ -51,7 +49,7 @@ final class Generations {
 	/**
 	 * The generation reads use, read from Redis if unknown or if the stream has been silent for longer than
 	 * {@code max-silence} since it was last read.
-	 * @throws UnavailableException if it has to be read and Redis cannot tell
+	 * @throws RedisUnavailableException if it has to be read and Redis cannot tell
 	 */
 	long current() {
 		long current = this.generation.get();

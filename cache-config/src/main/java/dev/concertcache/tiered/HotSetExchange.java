@@ -17,8 +17,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.RedisTier.UnavailableException;
-
 /**
  * The fleet's hot set (mode TIERED): every {@code publish-interval} this instance publishes the keys of each cache's
  * hottest L1 entries to Redis, and an instance that joins fills its L1 from what the others published, before it
@@ -125,7 +123,7 @@ final class HotSetExchange {
 			try {
 				this.redis.publishHot(cache.name(), hottest, this.hotSet.size(), ttl, this.clock.millis());
 			}
-			catch (UnavailableException ex) {
+			catch (RedisUnavailableException ex) {
 				// The next publish tries again; a joining instance meanwhile reads the previous one.
 				return;
 			}
@@ -172,7 +170,7 @@ final class HotSetExchange {
 				}
 				this.complete = !this.stopped;
 			}
-			catch (UnavailableException ex) {
+			catch (RedisUnavailableException ex) {
 				logger.warn("Hot-set fill stopped, Redis is not available: " + ex.getMessage());
 			}
 			catch (RuntimeException ex) {

@@ -44,7 +44,7 @@ final class InvalidationDispatch {
 			this.metrics.lag(this.clock.millis() - Long.parseLong(sent));
 		}
 		if (cache != null && PendingEvictions.ALL.equals(key)
-				&& RedisTier.REDIS_ONLY.equals(message.get(RedisTier.SCOPE))) {
+				&& InvalidationStream.REDIS_ONLY.equals(message.get(InvalidationStream.SCOPE))) {
 			cache.onGenerationMoved(generation);
 		}
 		else if (cache != null && key != null) {

@@ -225,7 +225,7 @@ final class InvalidationListener implements Runnable {
 						XReadArgs.StreamOffset.from(this.stream, this.position.lastId()));
 				for (StreamMessage<String, String> message : batch) {
 					this.position.read(message.getId(), message.getBody().get("seq"));
-					String feedLag = message.getBody().get(RedisTier.FEED_LAG);
+					String feedLag = message.getBody().get(InvalidationStream.FEED_LAG);
 					if (feedLag != null) {
 						feedCaughtUp(feedLag);
 					}
@@ -320,11 +320,6 @@ final class InvalidationListener implements Runnable {
 	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
 		this.beforeServerCheck.run();
 		return this.position.onServer(redis, runId(redis));
-	}
-
-	/** The key of the counter that numbers the messages of {@code stream}; see {@link StreamPosition}. */
-	static String sequenceKey(String stream) {
-		return StreamPosition.sequenceKey(stream);
 	}
 
 	/**

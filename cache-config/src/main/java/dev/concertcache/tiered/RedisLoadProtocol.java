@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -17,8 +16,6 @@ import org.jspecify.annotations.Nullable;
 import dev.concertcache.tiered.JsonValueCodec.OtherShapeException;
 import dev.concertcache.tiered.JsonValueCodec.Stored;
 import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
-import dev.concertcache.tiered.RedisTier.LockAttempt;
-import dev.concertcache.tiered.RedisTier.UnavailableException;
 
 /**
  * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's
@@ -132,7 +129,7 @@ final class RedisLoadProtocol<V> {
 			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", stamp, UUID.randomUUID().toString(),
 					lockDeadline());
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			return RedisRead.unavailable();
 		}
 	}
@@ -150,7 +147,7 @@ final class RedisLoadProtocol<V> {
 			String raw = this.redis.get(this.cache, valueKey);
 			return (raw != null) ? new RedisRead.Load<>(valueKey, "", raw, null) : RedisRead.unavailable();
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			return RedisRead.unavailable();
 		}
 	}
@@ -160,12 +157,12 @@ final class RedisLoadProtocol<V> {
 	 * each, under the current generation and shape, {@code null} where it would not (nothing, a tombstone, a value
 	 * kept only to be served stale, an unreadable one, a key this instance's own pending eviction covers). One
 	 * round trip, no lock: a key Redis has no fresh value of is left to the first real read.
-	 * @throws UnavailableException if Redis cannot be used
+	 * @throws RedisUnavailableException if Redis cannot be used
 	 */
 	List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
 		long stamp = this.settings.server().stamp();
 		if (stamp < 0) {
-			throw new UnavailableException(new IllegalStateException("The Redis server is not confirmed yet"));
+			throw new RedisUnavailableException(new IllegalStateException("The Redis server is not confirmed yet"));
 		}
 		long generation = this.generations.current();
 		List<String> valueKeys = new ArrayList<>(keys.size());
@@ -174,7 +171,7 @@ final class RedisLoadProtocol<V> {
 		}
 		List<String> raws = this.redis.multiGet(this.cache, valueKeys);
 		if (!this.settings.server().holds(stamp)) {
-			throw new UnavailableException(new IllegalStateException("A Redis connection dropped during the fill"));
+			throw new RedisUnavailableException(new IllegalStateException("A Redis connection dropped during the fill"));
 		}
 		long now = this.settings.clock().millis();
 		List<RedisRead.@Nullable Hit<V>> hits = new ArrayList<>(keys.size());
@@ -218,7 +215,7 @@ final class RedisLoadProtocol<V> {
 			try {
 				attempt = getOrLock(valueKey, lockKey, token);
 			}
-			catch (UnavailableException ex) {
+			catch (RedisUnavailableException ex) {
 				return new RedisRead.Load<>(valueKey, lockKey, seen, null);
 			}
 			RedisRead<V> read = outcome(attempt, valueKey, lockKey, stamp, token);
@@ -307,7 +304,7 @@ final class RedisLoadProtocol<V> {
 					this.settings.clock().millis());
 			return (stored) ? StoredDigest.of(encoded) : null;
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			// Redis is down or slow: the value is served from L1 only, which is what the breaker is for.
 			return null;
 		}
@@ -319,7 +316,7 @@ final class RedisLoadProtocol<V> {
 			try {
 				unlock(load);
 			}
-			catch (UnavailableException ex) {
+			catch (RedisUnavailableException ex) {
 				// The lock expires by itself.
 			}
 		}
@@ -342,7 +339,7 @@ final class RedisLoadProtocol<V> {
 			current = this.redis.evict(this.cache, key, this.generations.known(), this.codec.shape(),
 					this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			throw ex.told(announceNotLanded(key));
 		}
 		this.notLanded.landed(key);
@@ -356,7 +353,7 @@ final class RedisLoadProtocol<V> {
 		try {
 			next = this.redis.evictAll(this.cache, this.settings.instanceId(), this.settings.clock().millis());
 		}
-		catch (UnavailableException ex) {
+		catch (RedisUnavailableException ex) {
 			throw ex.told(announceNotLanded(PendingEvictions.ALL));
 		}
 		this.notLanded.landed(PendingEvictions.ALL);
@@ -377,7 +374,7 @@ final class RedisLoadProtocol<V> {
 		if (!this.notLanded.claim(key)) {
 			return true;
 		}
-		if (!this.redis.announceNotLanded(this.cache, key, this.settings.instanceId(), this.settings.clock().millis())) {
+		if (!this.redis.stream().announceNotLanded(this.cache, key, this.settings.instanceId(), this.settings.clock().millis())) {
 			this.notLanded.notTold(key);
 			return false;
 		}

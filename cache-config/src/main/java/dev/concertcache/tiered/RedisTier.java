@@ -9,11 +9,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 
-import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
-import io.lettuce.core.RedisCommandExecutionException;
 
 import org.jspecify.annotations.Nullable;
 
@@ -24,7 +21,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted
- * throws {@link UnavailableException} and the caller carries on without Redis (ADR 0014).
+ * throws {@link RedisUnavailableException} and the caller carries on without Redis (ADR 0014).
  * <p>
  * Keys (ADR 0012, ADR 0035): {@code <prefix>:v1:<cache>:g<generation>:<shape>:{<cache>:<key>}} for values,
  * {@code <prefix>:v1:<cache>:lock:g<generation>:<shape>:{<cache>:<key>}} for load locks,
@@ -98,58 +95,6 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
-	 * Numbers an invalidation message and appends it to the stream (the counter shares the stream's slot); with a
-	 * seventh argument, its {@value #SCOPE} field.
-	 */
-	private static final RedisScript<Long> ANNOUNCE = RedisScript.of("""
-			local seq = redis.call('INCR', KEYS[2])
-			local fields = {'cache', ARGV[2], 'key', ARGV[3], 'gen', ARGV[4], 'seq', seq, 'origin', ARGV[5],
-			  'sent', ARGV[6]}
-			if ARGV[7] then
-			  table.insert(fields, 'scope')
-			  table.insert(fields, ARGV[7])
-			end
-			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(fields))
-			return seq
-			""", Long.class);
-
-	/**
-	 * If the change feed's checkpoint (KEYS[3], in the stream's slot) is still ARGV[5], numbers a confirmation of
-	 * the feed (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
-	 * that every change the feed invalidates had been invalidated by. Returns 1, or 0 if the checkpoint moved.
-	 */
-	private static final RedisScript<Long> ANNOUNCE_FEED = RedisScript.of("""
-			if (redis.call('GET', KEYS[3]) or '') ~= ARGV[5] then return 0 end
-			local seq = redis.call('INCR', KEYS[2])
-			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'origin', ARGV[2], 'sent', ARGV[3],
-			  'feed-lag', ARGV[4])
-			return 1
-			""", Long.class);
-
-	/**
-	 * Moves the change feed's checkpoint (KEYS[1]) from ARGV[1] ({@code ''} for none) to ARGV[2]; returns 1, or 0 if
-	 * it was not ARGV[1].
-	 */
-	private static final RedisScript<Long> MOVE_FEED_CHECKPOINT = RedisScript.of("""
-			if (redis.call('GET', KEYS[1]) or '') ~= ARGV[1] then return 0 end
-			redis.call('SET', KEYS[1], ARGV[2])
-			return 1
-			""", Long.class);
-
-	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
-	static final String FEED_LAG = "feed-lag";
-
-	/**
-	 * The field of an invalidation message that narrows what it makes stale; without it, everything its key names in
-	 * both tiers. Instances of a version that does not know it clear L1 as for any evict-all: more than needed,
-	 * never less.
-	 */
-	static final String SCOPE = "scope";
-
-	/** {@value #SCOPE} of a generation move that makes stale what Redis holds, not L1 (a failover, ADR 0035). */
-	static final String REDIS_ONLY = "redis";
-
-	/**
 	 * Reads the generation, starting one at the caller's clock (ms) if there is none: a counter lost to a restart
 	 * or to memory eviction never brings back a generation that was used before.
 	 */
@@ -194,12 +139,6 @@ final class RedisTier {
 			""", Long.class);
 
 	/**
-	 * The generation an invalidation message names for an eviction that did not land in Redis: every generation is
-	 * a clock reading (ms), so no real one is negative.
-	 */
-	static final long NOT_LANDED = -1;
-
-	/**
 	 * How long the marker of a new primary lives: the fleet reacts within seconds; it only must not pile up.
 	 */
 	private static final Duration PRIMARY_MARKER_TTL = Duration.ofDays(1);
@@ -225,35 +164,27 @@ final class RedisTier {
 
 	private final StringRedisTemplate redis;
 
-	private final CircuitBreaker breaker;
-
-	private final TieredCacheMetrics metrics;
+	private final RedisCalls calls;
 
 	private final String keyPrefix;
 
 	private final String namespace;
 
-	private final String stream;
-
-	private final String streamSequence;
-
-	/** The change feed's checkpoint, in the stream's slot (ADR 0037). */
-	private final String feedCheckpoint;
+	private final InvalidationStream stream;
 
 	private final long streamMaxLength;
-
-	/** Told of a command Redis Cluster redirected with MOVED: the client does not follow it (ADR 0035). */
-	private final Runnable moved;
 
 	/** Until when (epoch ms) this instance registered each {@code <cache> <shape>}, as far as it knows. */
 	private final ConcurrentMap<String, Long> registered = new ConcurrentHashMap<>();
 
 	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
 			long streamMaxLength, Runnable moved) {
+		this(redis, new RedisCalls(breaker, metrics, moved), keyPrefix, streamMaxLength);
+	}
+
+	private RedisTier(StringRedisTemplate redis, RedisCalls calls, String keyPrefix, long streamMaxLength) {
 		this.redis = redis;
-		this.moved = moved;
-		this.breaker = breaker;
-		this.metrics = metrics;
+		this.calls = calls;
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
 			// A brace before the hash tags would make Redis Cluster hash a value and its lock apart.
 			throw new IllegalArgumentException("Key prefix '" + keyPrefix + "' must not contain '{' or '}'");
@@ -261,9 +192,7 @@ final class RedisTier {
 		this.keyPrefix = keyPrefix;
 		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
 		// Not under the format version: instances of every version in a rolling deploy hear each other.
-		this.stream = keyPrefix + ":invalidations";
-		this.streamSequence = InvalidationListener.sequenceKey(this.stream);
-		this.feedCheckpoint = "{" + this.stream + "}:feed";
+		this.stream = new InvalidationStream(redis, calls, keyPrefix + ":invalidations", streamMaxLength);
 		this.streamMaxLength = streamMaxLength;
 	}
 
@@ -272,8 +201,8 @@ final class RedisTier {
 	 * {@code metrics}.
 	 */
 	RedisTier child(String child, TieredCacheMetrics metrics) {
-		return new RedisTier(this.redis, this.breaker, metrics, this.keyPrefix + ":" + child, this.streamMaxLength,
-				this.moved);
+		return new RedisTier(this.redis, this.calls.countingIn(metrics), this.keyPrefix + ":" + child,
+				this.streamMaxLength);
 	}
 
 	/** Deletes every key under this tier's key prefix (SCAN and UNLINK, never KEYS); returns how many. */
@@ -290,12 +219,13 @@ final class RedisTier {
 		return (deleted != null) ? deleted : 0;
 	}
 
-	String stream() {
+	/** The invalidation stream of this tier's key prefix. */
+	InvalidationStream stream() {
 		return this.stream;
 	}
 
 	CircuitBreaker breaker() {
-		return this.breaker;
+		return this.calls.breaker();
 	}
 
 	String valueKey(String cache, long generation, String shape, String key) {
@@ -345,14 +275,14 @@ final class RedisTier {
 			args.add(String.valueOf(now - rank));
 			args.add(hottest.get(rank));
 		}
-		Long held = call(cache, "hot-set", () -> this.redis.execute(PUBLISH_HOT, List.of(hotSetKey(cache)),
+		Long held = this.calls.withBreaker(cache, "hot-set", () -> this.redis.execute(PUBLISH_HOT, List.of(hotSetKey(cache)),
 				args.toArray()));
 		return (held != null) ? held : 0;
 	}
 
 	/** The hottest {@code max} keys (encoded) of {@code cache}'s hot set, hottest first. */
 	List<String> hotKeys(String cache, int max) {
-		Set<String> keys = call(cache, "hot-set",
+		Set<String> keys = this.calls.withBreaker(cache, "hot-set",
 				() -> this.redis.opsForZSet().reverseRange(hotSetKey(cache), 0, max - 1));
 		return (keys != null) ? List.copyOf(keys) : List.of();
 	}
@@ -362,7 +292,7 @@ final class RedisTier {
 	 * splits by slot).
 	 */
 	List<String> multiGet(String cache, List<String> valueKeys) {
-		List<String> values = call(cache, "get", () -> this.redis.opsForValue().multiGet(valueKeys));
+		List<String> values = this.calls.withBreaker(cache, "get", () -> this.redis.opsForValue().multiGet(valueKeys));
 		return (values != null) ? values : Collections.nCopies(valueKeys.size(), null);
 	}
 
@@ -375,12 +305,12 @@ final class RedisTier {
 	}
 
 	long generation(String cache, long now) {
-		return call(cache, "generation",
+		return this.calls.withBreaker(cache, "generation",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 	}
 
 	String get(String cache, String valueKey) {
-		return call(cache, "get", () -> this.redis.opsForValue().get(valueKey));
+		return this.calls.withBreaker(cache, "get", () -> this.redis.opsForValue().get(valueKey));
 	}
 
 	/**
@@ -395,7 +325,7 @@ final class RedisTier {
 			String shape, long loadUntil) {
 		// Before the key is read: an eviction that reads the shapes after this tombstones the key this load stores.
 		registerShape(cache, shape, loadUntil);
-		List<?> result = call(cache, "lock",
+		List<?> result = this.calls.withBreaker(cache, "lock",
 				() -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
 						String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
 						String.valueOf(now)));
@@ -412,14 +342,14 @@ final class RedisTier {
 			String token, String shape, long now) {
 		// Registered until the value expires before it is stored: an eviction until then tombstones it.
 		registerShape(cache, shape, now + ttlMillis);
-		Long stored = call(cache, "put",
+		Long stored = this.calls.withBreaker(cache, "put",
 				() -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey), seen, value,
 						String.valueOf(ttlMillis), (token != null) ? token : ""));
 		return stored != null && stored == 1;
 	}
 
 	void unlock(String cache, String lockKey, String token) {
-		call(cache, "unlock", () -> this.redis.execute(UNLOCK, List.of(lockKey), token));
+		this.calls.withBreaker(cache, "unlock", () -> this.redis.execute(UNLOCK, List.of(lockKey), token));
 	}
 
 	/**
@@ -433,7 +363,7 @@ final class RedisTier {
 			return;
 		}
 		long registeredUntil = until + SHAPE_REGISTRATION_SLACK_MILLIS;
-		call(cache, "lock", () -> this.redis.execute(REGISTER_SHAPE, List.of(shapesKey(cache)),
+		this.calls.withBreaker(cache, "lock", () -> this.redis.execute(REGISTER_SHAPE, List.of(shapesKey(cache)),
 				String.valueOf(registeredUntil), shape));
 		this.registered.merge(registration, registeredUntil, Math::max);
 	}
@@ -456,10 +386,10 @@ final class RedisTier {
 	 */
 	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, String origin,
 			long now) {
-		Long current = callPastTheBreaker(cache, "evict",
+		Long current = this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
-		List<?> registeredShapes = callPastTheBreaker(cache, "evict",
+		List<?> registeredShapes = this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(SHAPES, List.of(shapesKey(cache)), String.valueOf(now - tombstoneMillis)));
 		Set<String> shapes = new LinkedHashSet<>();
 		registeredShapes.forEach((each) -> shapes.add(String.valueOf(each)));
@@ -471,35 +401,17 @@ final class RedisTier {
 				keys.add(valueKey(cache, generation, each, key));
 			}
 		}
-		callPastTheBreaker(cache, "evict", () -> this.redis.execute(TOMBSTONE, keys, JsonValueCodec.newTombstone(),
+		this.calls.pastTheBreaker(cache, "evict", () -> this.redis.execute(TOMBSTONE, keys, JsonValueCodec.newTombstone(),
 				String.valueOf(tombstoneMillis)));
-		announce(cache, key, current, origin, now);
+		this.stream.announce(cache, key, current, origin, now);
 		return current;
 	}
 
 	long evictAll(String cache, String origin, long sentAt) {
-		Long generation = callPastTheBreaker(cache, "evict",
+		Long generation = this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
-		announce(cache, PendingEvictions.ALL, generation, origin, sentAt);
+		this.stream.announce(cache, PendingEvictions.ALL, generation, origin, sentAt);
 		return generation;
-	}
-
-	/**
-	 * Tells the other instances, if the stream takes it, of an eviction whose counter or tombstone step Redis did
-	 * not take (their node down): each of them then keeps it pending as the writer does, reading the key from the
-	 * loader, not from Redis, until it lands (ADR 0035). Without this they would hear nothing while their
-	 * stream stays up, and serve the old value from L1 until the failover is over.
-	 * @return whether the stream took it; if not (down too), the others stop trusting L1 within max-silence
-	 * ({@code InvalidationWatermark})
-	 */
-	boolean announceNotLanded(String cache, String key, String origin, long sentAt) {
-		try {
-			announce(cache, key, NOT_LANDED, origin, sentAt);
-			return true;
-		}
-		catch (UnavailableException ex) {
-			return false;
-		}
 	}
 
 	/**
@@ -508,7 +420,7 @@ final class RedisTier {
 	 */
 	long evictAllAfterFailover(String cache, long epoch, String origin, long now) {
 		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), origin, now,
-				REDIS_ONLY);
+				InvalidationStream.REDIS_ONLY);
 	}
 
 	/**
@@ -523,152 +435,13 @@ final class RedisTier {
 
 	private long moveOnce(String cache, RedisScript<Long> script, String marker, String argument, String origin,
 			long now, @Nullable String scope) {
-		Long result = callPastTheBreaker(cache, "evict", () -> this.redis.execute(script,
+		Long result = this.calls.pastTheBreaker(cache, "evict", () -> this.redis.execute(script,
 				List.of(generationKey(cache), marker), String.valueOf(now), argument));
 		if (result < 0) {
-			announce(cache, PendingEvictions.ALL, -result, origin, now, scope);
+			this.stream.announce(cache, PendingEvictions.ALL, -result, origin, now, scope);
 			return -result;
 		}
 		return result;
-	}
-
-	/**
-	 * Appends a change feed's confirmation to the stream if the feed's checkpoint is {@code checkpoint}, past the
-	 * breaker as announcements are; returns whether it did.
-	 */
-	boolean announceChangeFeed(String origin, long sentAt, long lagNanos, @Nullable String checkpoint) {
-		return accepted(callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(
-				ANNOUNCE_FEED, List.of(this.stream, this.streamSequence, this.feedCheckpoint),
-				String.valueOf(this.streamMaxLength), origin, String.valueOf(sentAt), String.valueOf(lagNanos),
-				(checkpoint != null) ? checkpoint : "")));
-	}
-
-	/** Moves the change feed's checkpoint from {@code previous} ({@code null}: none) to {@code checkpoint}. */
-	boolean moveChangeFeedCheckpoint(@Nullable String previous, String checkpoint) {
-		return accepted(callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(
-				MOVE_FEED_CHECKPOINT, List.of(this.feedCheckpoint), (previous != null) ? previous : "", checkpoint)));
-	}
-
-	/** The change feed's checkpoint the stream's node holds, {@code null} if none. */
-	@Nullable String changeFeedCheckpoint() {
-		return callPastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed",
-				() -> this.redis.opsForValue().get(this.feedCheckpoint));
-	}
-
-	private static boolean accepted(@Nullable Long outcome) {
-		return outcome != null && outcome == 1;
-	}
-
-	private void announce(String cache, String key, long generation, String origin, long sentAt) {
-		announce(cache, key, generation, origin, sentAt, null);
-	}
-
-	private void announce(String cache, String key, long generation, String origin, long sentAt,
-			@Nullable String scope) {
-		List<String> arguments = new ArrayList<>(List.of(String.valueOf(this.streamMaxLength), cache, key,
-				String.valueOf(generation), origin, String.valueOf(sentAt)));
-		if (scope != null) {
-			arguments.add(scope);
-		}
-		callPastTheBreaker(cache, "evict", () -> this.redis.execute(ANNOUNCE,
-				List.of(this.stream, this.streamSequence), arguments.toArray()));
-	}
-
-	private <T> T call(String cache, String operation, Supplier<T> command) {
-		try {
-			return this.breaker.executeSupplier(command);
-		}
-		catch (CallNotPermittedException ex) {
-			throw new UnavailableException(ex);
-		}
-		catch (RuntimeException ex) {
-			throw failed(cache, operation, ex);
-		}
-	}
-
-	/**
-	 * An invalidation goes past the breaker: the breaker sheds reads from a slow Redis, but an eviction that Redis
-	 * can still take must land now, not wait in this process' memory while others serve the old value (issue 14,
-	 * hole 3). Only a Redis that does not answer (the command timeout) makes it fail.
-	 */
-	private <T> T callPastTheBreaker(String cache, String operation, Supplier<T> command) {
-		try {
-			return command.get();
-		}
-		catch (RuntimeException ex) {
-			throw failed(cache, operation, ex);
-		}
-	}
-
-	private UnavailableException failed(String cache, String operation, RuntimeException ex) {
-		this.metrics.error(cache, operation);
-		if (isMoved(ex)) {
-			this.moved.run();
-		}
-		return new UnavailableException(ex);
-	}
-
-	/** Whether Redis Cluster answered MOVED: another node serves the slot than the client's topology says. */
-	private static boolean isMoved(Throwable failure) {
-		for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-			if (cause instanceof RedisCommandExecutionException && cause.getMessage() != null
-					&& cause.getMessage().startsWith("MOVED ")) {
-				return true;
-			}
-		}
-		return false;
-	}
-
-	/**
-	 * The result of {@link #getOrLock}: the fresh value ({@link Hit}), or what the key held ({@code ""} for nothing,
-	 * a tombstone or a stale value) with the lock taken ({@link Locked}) or held by another loader ({@link Wait}).
-	 */
-	sealed interface LockAttempt {
-
-		String raw();
-
-		static LockAttempt of(String outcome, String raw) {
-			return switch (outcome) {
-				case "hit" -> new Hit(raw);
-				case "locked" -> new Locked(raw);
-				default -> new Wait(raw);
-			};
-		}
-
-		record Hit(String raw) implements LockAttempt {
-		}
-
-		record Locked(String raw) implements LockAttempt {
-		}
-
-		record Wait(String raw) implements LockAttempt {
-		}
-
-	}
-
-	/** Redis could not be used for this call; the read or write goes on without it. */
-	static final class UnavailableException extends RuntimeException {
-
-		private final boolean everyInstanceTold;
-
-		UnavailableException(Throwable cause) {
-			this(cause, false);
-		}
-
-		private UnavailableException(Throwable cause, boolean everyInstanceTold) {
-			super(cause.getMessage(), cause, false, false);
-			this.everyInstanceTold = everyInstanceTold;
-		}
-
-		/** This failure of an eviction, and whether every instance was told on the stream that it has not landed. */
-		UnavailableException told(boolean everyInstanceTold) {
-			return new UnavailableException(getCause(), everyInstanceTold);
-		}
-
-		boolean everyInstanceTold() {
-			return this.everyInstanceTold;
-		}
-
 	}
 
 }

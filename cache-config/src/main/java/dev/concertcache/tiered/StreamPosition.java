@@ -118,7 +118,7 @@ final class StreamPosition {
 		if (this.lastSequence < 0) {
 			return;
 		}
-		String counter = redis.get(sequenceKey(this.stream));
+		String counter = redis.get(InvalidationStream.sequenceKey(this.stream));
 		long published = (counter != null) ? Long.parseLong(counter) : 0;
 		if (published == this.lastSequence) {
 			return;
@@ -153,18 +153,13 @@ final class StreamPosition {
 		startFromTheEnd(redis);
 	}
 
-	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
-	static String sequenceKey(String stream) {
-		return "{" + stream + "}:seq";
-	}
-
 	/**
 	 * Starts after the stream's last message; the next one must follow the counter's number, read in the same
 	 * transaction.
 	 */
 	private void startFromTheEnd(RedisClusterCommands<String, String> redis) {
 		List<Object> result = redis.eval(LAST_MESSAGE_AND_COUNTER, ScriptOutputType.MULTI, this.stream,
-				sequenceKey(this.stream));
+				InvalidationStream.sequenceKey(this.stream));
 		// After the script: a value read from now on postdates every message before the start.
 		this.watermark.listeningFrom(this.watermark.now());
 		this.lastId = String.valueOf(result.get(0));

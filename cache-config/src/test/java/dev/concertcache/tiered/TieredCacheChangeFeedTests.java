@@ -170,7 +170,7 @@ class TieredCacheChangeFeedTests {
 			String stream = properties.keyPrefix() + ":invalidations";
 			// Only the stream takes writes, as with the node of the key's slot down until its replica is promoted.
 			redis.command("ACL", "SETUSER", "default", "resetkeys", "~" + stream,
-					"~" + InvalidationListener.sequenceKey(stream));
+					"~" + InvalidationStream.sequenceKey(stream));
 
 			assertThatExceptionOfType(InvalidationFailedException.class)
 				.isThrownBy(() -> feed.cache("items", Long.class, Item.class).invalidate(1L))

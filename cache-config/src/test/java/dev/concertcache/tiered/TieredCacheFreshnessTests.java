@@ -138,7 +138,7 @@ class TieredCacheFreshnessTests {
 		onB.get(1L, () -> Optional.of(OLD));
 		assertThat(onB.isInL1(1L)).isTrue();
 		String stream = properties.getKeyPrefix() + ":invalidations";
-		long last = Long.parseLong(a.redis.opsForValue().get(InvalidationListener.sequenceKey(stream)));
+		long last = Long.parseLong(a.redis.opsForValue().get(InvalidationStream.sequenceKey(stream)));
 
 		// Message last + 1 was trimmed before B read it; B reads last + 2, about another key.
 		a.redis.opsForStream()
@@ -160,7 +160,7 @@ class TieredCacheFreshnessTests {
 		onB.get(2L, () -> Optional.of(new Item(2, "two")));
 		String stream = properties.getKeyPrefix() + ":invalidations";
 
-		a.redis.delete(List.of(stream, InvalidationListener.sequenceKey(stream)));
+		a.redis.delete(List.of(stream, InvalidationStream.sequenceKey(stream)));
 		a.cache("items", Long.class, Item.class).evict(1L);
 
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(2L));

@@ -367,7 +367,7 @@ class TieredCacheOnRedisClusterTests {
 				  redis.call('XADD', KEYS[1], ARGV[1] .. '-' .. i, 'cache', 'items', 'key', ARGV[2], 'gen', '0',
 				    'seq', seq, 'origin', 'ahead', 'sent', ARGV[1])
 				end
-				""", "2", fleet.streamKey(), InvalidationListener.sequenceKey(fleet.streamKey()),
+				""", "2", fleet.streamKey(), InvalidationStream.sequenceKey(fleet.streamKey()),
 				String.valueOf(System.currentTimeMillis() + Duration.ofMinutes(2).toMillis()), String.valueOf(heard));
 		await().atMost(Duration.ofSeconds(5)).until(() -> !fleet.onB.isInL1(heard));
 		fleet.b.manager.listener().stop();

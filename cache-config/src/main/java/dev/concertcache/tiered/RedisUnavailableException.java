@@ -1,0 +1,26 @@
+package dev.concertcache.tiered;
+
+/** Redis could not be used for this call; the read or write goes on without it. */
+final class RedisUnavailableException extends RuntimeException {
+
+	private final boolean everyInstanceTold;
+
+	RedisUnavailableException(Throwable cause) {
+		this(cause, false);
+	}
+
+	private RedisUnavailableException(Throwable cause, boolean everyInstanceTold) {
+		super(cause.getMessage(), cause, false, false);
+		this.everyInstanceTold = everyInstanceTold;
+	}
+
+	/** This failure of an eviction, and whether every instance was told on the stream that it has not landed. */
+	RedisUnavailableException told(boolean everyInstanceTold) {
+		return new RedisUnavailableException(getCause(), everyInstanceTold);
+	}
+
+	boolean everyInstanceTold() {
+		return this.everyInstanceTold;
+	}
+
+}
