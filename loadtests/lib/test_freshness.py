@@ -129,6 +129,15 @@ class VerdictTests(unittest.TestCase):
         self.assertFalse(passed)
         self.assertEqual(len(reasons), 3, reasons)  # a's lag 150 ms, sql's stale read and its lag 1.6 s
 
+    def test_without_lag_limits_a_slow_p99_passes_and_a_stale_read_still_fails(self):
+        writes = [Write("a", 1, 1, 10.0, 10.0), Write("sql", 2, 1, 10.0, 10.0)]
+        slow = [detail("b", 1, 1, 10.1, 10.15), detail("b", 2, 1, 10.9, 10.95)]
+        passed, reasons = verdict(analyze(writes, slow, STALE_AFTER), None, None, {"a": (1, 0), "sql": (1, 0)})
+        self.assertTrue(passed, reasons)
+        stale = slow + [detail("b", 2, 0, 11.5)]
+        passed, reasons = verdict(analyze(writes, stale, STALE_AFTER), None, None, {"a": (1, 0), "sql": (1, 0)})
+        self.assertEqual(reasons, ["b sql detail: 1 stale reads"])
+
     def test_the_writing_instance_reading_its_own_write_back_older_fails_even_within_the_lag_limit(self):
         writes = [Write("a", 1, 1, 10.0, 10.010)]
         reads = [detail("a", 1, 0, 10.020, 10.021), detail("a", 1, 1, 10.030, 10.031)]
