@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end checks that need the whole stack: the API (cache profile) on private Redis and MariaDB,
 # a real Prometheus scraping it and redis_exporter, k6 smoke runs of the scenarios (their SLOs are the
-# assertions), the built-in dashboard in headless Chromium during load, and every Grafana panel's PromQL
-# evaluated against that Prometheus. Loopback only; everything stops at the end.
+# assertions), the built-in dashboard in headless Chromium during load (its screenshot, the README's picture, is
+# saved as ops/dashboard/screenshot.png), and every Grafana panel's PromQL evaluated against that Prometheus.
+# Loopback only; everything stops at the end.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -83,7 +84,7 @@ K6_PID=$!
 echo "==> built-in dashboard in headless Chromium"
 (cd ops/dashboard && npm ci --no-audit --no-fund --silent && \
   EXPECT_CACHE=true DASHBOARD_URL="http://127.0.0.1:$MGMT_PORT/dashboard" API_URL="http://127.0.0.1:$API_PORT" \
-  SCREENSHOT="$WORK/dashboard.png" npm test)
+  SCREENSHOT="$ROOT/ops/dashboard/screenshot.png" npm test)
 wait "$K6_PID"
 for scenario in read-write-mix seed-000-list-100vus seed-001-arrival-500 seed-002-ramping vus-1000; do
   k6_smoke "$scenario"
