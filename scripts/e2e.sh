@@ -45,7 +45,8 @@ CONCERT_CACHE_ADMIN_TOKEN=$TOKEN CONCERT_CACHE_CURSOR_SECRET=e2e-cursor-secret j
   --concert-cache.warmup.max-duration=10s --server.port="$API_PORT" --management.server.port="$MGMT_PORT" \
   --spring.datasource.url="$DB_JDBC_URL" --spring.data.redis.port="$REDIS_PORT" > "$WORK/api.log" 2>&1 &
 service_track api $!
-wait_for_port "$API_PORT" 90 "$!" || { tail -50 "$WORK/api.log"; exit 1; }
+# On two cores shared with a build the start alone can take over a minute (the runner's start_api waits 180 s too).
+wait_for_port "$API_PORT" 180 "$!" || { tail -50 "$WORK/api.log"; exit 1; }
 wait_for_port "$MGMT_PORT" 30
 # Ready once the warm-up is over; until then readiness says OUT_OF_SERVICE (503).
 deadline=$((SECONDS + 60))
