@@ -33,6 +33,8 @@ import urllib.parse
 from collections import namedtuple
 from pathlib import Path
 
+from stats import percentile
+
 TITLE = re.compile(r"^fresh-(\d+)-(\d+)$")
 KINDS = ("api-same-instance", "api-other-instance", "sql")
 PAGE_SIZE = 20  # the journey's first list page (?size=20), so readers and the background load share its cache key
@@ -56,14 +58,6 @@ def kind_of(writer, instance):
     if writer == "sql":
         return "sql"
     return "api-same-instance" if writer == instance else "api-other-instance"
-
-
-def percentile(values, p):
-    """Nearest rank: the smallest value with at least p% of the values at or below it."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 class Row:

@@ -1,7 +1,7 @@
 """Unit tests of freshness.py's arithmetic: staleness, lag and the verdict from synthetic events."""
 import unittest
 
-from freshness import Read, Write, analyze, out_of_rotation, percentile, verdict
+from freshness import Read, Write, analyze, out_of_rotation, verdict
 
 STALE_AFTER = 1.0
 
@@ -113,11 +113,6 @@ class LagTests(unittest.TestCase):
 
 
 class VerdictTests(unittest.TestCase):
-
-    def test_percentiles_are_nearest_rank(self):
-        values = list(range(1, 101))
-        self.assertEqual((percentile(values, 50), percentile(values, 99), percentile([7], 99)), (50, 99, 7))
-        self.assertIsNone(percentile([], 50))
 
     def test_a_stale_read_or_a_slow_p99_fails_and_each_kind_has_its_own_lag_limit(self):
         writes = [Write("a", 1, 1, 10.0, 10.0), Write("sql", 2, 1, 10.0, 10.0)]
