@@ -295,7 +295,7 @@ freshness_runs() {
     RESULTS=$1/$FAULT
     mkdir -p "$RESULTS"
     # The checker reads versions from titles "fresh-<id>-<version>": the last run's would pass for new writes.
-    _freshness_sql "UPDATE concert SET title = CONCAT('concert-', id), updated_at = UTC_TIMESTAMP(3)
+    _freshness_sql "UPDATE concert_cache.concert SET title = CONCAT('concert-', id), updated_at = UTC_TIMESTAMP(3)
       WHERE title LIKE 'fresh-%'" || die "could not reset the titles the last freshness run wrote"
     freshness_run "$RESULTS"
     service_stop api
