@@ -98,7 +98,7 @@ Prometheus remote-write URL, for the Grafana dashboards in ops/).
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
 metric scrapes, API log). Exit status: k6's (0 all SLOs met, 99 an SLO missed; with --ceiling, the
 last run's that was not 0); with --compare, 0 when every run completed; with --freshness, the checker's
-(99: a stale read or a lag p99 over its limit), else the background load's.
+(99: a stale read or a lag p99 over its limit; with several faults, the first failing run's), else the background load's.
 EOF
 }
 
