@@ -67,7 +67,9 @@ Usage: loadtests/run.sh [options]
                      capture-stall (the binary log unreadable for the middle third: the reader stalls) or, with --redis cluster,
                      primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later);
                      primary-kill also without --freshness, on a fleet on --redis cluster: failed reads, the
-                     run's p99 and the p99 of each 5 s window from the kill to the promotion + 5 s
+                     run's p99 and the p99 of each 5 s window from the kill to the promotion + 5 s;
+                     with --freshness a comma-separated list (not primary-kill): one run per fault in turn on
+                     the same Redis, MariaDB and data set, each in a directory of its own
   --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
                      scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
   --join             with --instances N (N >= 2): the floor first, then N-1 instances behind nginx under the
@@ -96,7 +98,7 @@ Prometheus remote-write URL, for the Grafana dashboards in ops/).
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
 metric scrapes, API log). Exit status: k6's (0 all SLOs met, 99 an SLO missed; with --ceiling, the
 last run's that was not 0); with --compare, 0 when every run completed; with --freshness, the checker's
-(99: a stale read or a lag p99 over its limit), else the background load's.
+(99: a stale read or a lag p99 over its limit; with several faults, the first failing run's), else the background load's.
 EOF
 }
 
@@ -194,7 +196,12 @@ source "$ROOT/loadtests/lib/python-env.sh"
 ! { $CAPTURE_COMPARE && { $COMPARE || $CEILING || $FRESHNESS || [[ -n $DB_OUTAGE ]]; }; } ||
   die "--capture-compare goes without --compare, --ceiling, --freshness and --db-outage"
 ! { $CAPTURE_COMPARE && [[ $PROFILE != cache ]]; } || die "--capture-compare runs the cache profile only"
-[[ " ${FRESHNESS_FAULTS[*]} " == *" $FAULT "* ]] || die "--fault must be one of ${FRESHNESS_FAULTS[*]}"
+IFS=, read -ra FAULTS <<<"$FAULT"
+for fault in "${FAULTS[@]}"; do
+  [[ " ${FRESHNESS_FAULTS[*]} " == *" $fault "* ]] || die "--fault must be one of ${FRESHNESS_FAULTS[*]}"
+done
+((${#FAULTS[@]} == 1)) || { $FRESHNESS && [[ " ${FAULTS[*]} " != *" primary-kill "* ]]; } ||
+  die "--fault takes several faults with --freshness, primary-kill not among them"
 ! { { $SQL_WRITER || [[ $FAULT != none && $FAULT != primary-kill ]]; } && ! $FRESHNESS; } ||
   die "--sql-writer and --fault (but primary-kill on a cluster) go with --freshness"
 ! { $FRESHNESS && { $COMPARE || $CEILING || $STANDIN || [[ -n $DB_OUTAGE ]]; }; } ||
@@ -204,7 +211,10 @@ source "$ROOT/loadtests/lib/python-env.sh"
 [[ -z $SLO_MODE || $SLO_MODE == floor || $SLO_MODE == absolute ]] || die "--slo must be floor or absolute"
 [[ -z $WRITES || ($WRITES =~ ^[1-9][0-9]*$ && $SCENARIO == users-per-second) ]] ||
   die "--writes takes writes per second, with --scenario users-per-second"
-fleet_validate
+for FAULT in "${FAULTS[@]}"; do
+  fleet_validate
+done
+FAULT=${FAULTS[0]}
 trap stop_services EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -577,7 +587,7 @@ LABEL=$PROFILE
 ! $CEILING || LABEL=$PROFILE-vs-floor
 ! $CAPTURE_COMPARE || LABEL=capture-compare
 RUN_NAME=$SCENARIO-$LABEL
-! $FRESHNESS || RUN_NAME=freshness-$FAULT$($SQL_WRITER && echo -sql || true)
+! $FRESHNESS || RUN_NAME=freshness-$(IFS=+; echo "${FAULTS[*]}")$($SQL_WRITER && echo -sql || true)
 ! fleet_active || RUN_NAME=$SCENARIO-$PROFILE-x${INSTANCES:-1}-${REDIS_MODE:-standalone}$([[ $FAULT == none ]] || echo "-$FAULT")
 ! $TOPOLOGY_COMPARE || RUN_NAME=$SCENARIO-$PROFILE-x$INSTANCES-topology-compare
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME
@@ -603,7 +613,7 @@ if fleet_active && ! $FRESHNESS; then
   fleet_main "$RESULTS"
   exit_status=$FLEET_STATUS
 elif $FRESHNESS; then
-  freshness_run "$RESULTS"
+  freshness_runs "$RESULTS"
   exit_status=$FRESHNESS_STATUS
 elif $COMPARE; then
   runs=()

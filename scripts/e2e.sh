@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end checks that need the whole stack: the API (cache profile) on private Redis and MariaDB,
 # a real Prometheus scraping it and redis_exporter, k6 smoke runs of the scenarios (their SLOs are the
-# assertions), the built-in dashboard in headless Chromium during load, and every Grafana panel's PromQL
-# evaluated against that Prometheus. Loopback only; everything stops at the end.
+# assertions), the built-in dashboard in headless Chromium during load (its screenshot, the README's picture, is
+# saved as ops/dashboard/screenshot.png), and every Grafana panel's PromQL evaluated against that Prometheus.
+# Loopback only; everything stops at the end.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -44,7 +45,8 @@ CONCERT_CACHE_ADMIN_TOKEN=$TOKEN CONCERT_CACHE_CURSOR_SECRET=e2e-cursor-secret j
   --concert-cache.warmup.max-duration=10s --server.port="$API_PORT" --management.server.port="$MGMT_PORT" \
   --spring.datasource.url="$DB_JDBC_URL" --spring.data.redis.port="$REDIS_PORT" > "$WORK/api.log" 2>&1 &
 service_track api $!
-wait_for_port "$API_PORT" 90 "$!" || { tail -50 "$WORK/api.log"; exit 1; }
+# On two cores shared with a build the start alone can take over a minute (the runner's start_api waits 180 s too).
+wait_for_port "$API_PORT" 180 "$!" || { tail -50 "$WORK/api.log"; exit 1; }
 wait_for_port "$MGMT_PORT" 30
 # Ready once the warm-up is over; until then readiness says OUT_OF_SERVICE (503).
 deadline=$((SECONDS + 60))
@@ -83,7 +85,7 @@ K6_PID=$!
 echo "==> built-in dashboard in headless Chromium"
 (cd ops/dashboard && npm ci --no-audit --no-fund --silent && \
   EXPECT_CACHE=true DASHBOARD_URL="http://127.0.0.1:$MGMT_PORT/dashboard" API_URL="http://127.0.0.1:$API_PORT" \
-  SCREENSHOT="$WORK/dashboard.png" npm test)
+  SCREENSHOT="$ROOT/ops/dashboard/screenshot.png" npm test)
 wait "$K6_PID"
 for scenario in read-write-mix seed-000-list-100vus seed-001-arrival-500 seed-002-ramping vus-1000; do
   k6_smoke "$scenario"

@@ -24,11 +24,11 @@ one per query outside a transaction). MariaDB counts selects for the whole serve
 report.py's "DB selects/s", and each instance's estimated share of it is split by its checkouts.
 """
 import re
-import math
 import sys
 from pathlib import Path
 
 from report import Run, bare_neighbours, compare, num, pct, prometheus
+from stats import percentile
 
 ACTUATOR = re.compile(r"^/actuator")
 
@@ -146,14 +146,6 @@ def instances_table(run_dir):
             f"Redis {meta.get('redis', '?')} {meta.get('redis_nodes', '')}"
         )
     return "\n".join(lines)
-
-
-def percentile(values, q):
-    """The q-th percentile (0..100) of values, nearest rank; None for none."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
 
 
 def join_table(run_dir, joiner, window=60.0):

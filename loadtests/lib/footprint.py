@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from report import Run, num, prometheus
+from report import Run, num, parse_redis_info, prometheus
 
 SAMPLE = 300  # MEMORY USAGE calls per kind of key and node
 SCAN_LIMIT = 500_000  # keys per node; past this the counts are a lower bound
@@ -54,12 +54,7 @@ def redis(port, *command, stdin=None):
 
 
 def info(port, section=""):
-    out = {}
-    for line in redis(port, "INFO", *([section] if section else [])).splitlines():
-        key, sep, value = line.strip().partition(":")
-        if sep and not key.startswith("#"):
-            out[key] = value
-    return out
+    return parse_redis_info(redis(port, "INFO", *([section] if section else [])))
 
 
 def commandstats(path):

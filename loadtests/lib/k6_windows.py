@@ -14,7 +14,7 @@ import gzip
 import sys
 from collections import defaultdict
 
-from fleet import percentile
+from stats import percentile
 
 
 def read(path, scenario):

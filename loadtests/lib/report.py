@@ -421,14 +421,18 @@ def mariadb_status(path):
     return status
 
 
-def redis_info(path):
+def parse_redis_info(text):
+    """{field: value} from the text of Redis's INFO; section headers ("# Clients") left out."""
     info = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            key, sep, value = line.strip().partition(":")
-            if sep and not key.startswith("#"):
-                info[key] = value
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition(":")
+        if sep and not key.startswith("#"):
+            info[key] = value
     return info
+
+
+def redis_info(path):
+    return parse_redis_info(path.read_text()) if path.exists() else {}
 
 
 def status_delta(directory, filename, key, parse):
