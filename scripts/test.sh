@@ -9,6 +9,8 @@
 #   integration  ./mvnw verify -Pintegration: Redis Cluster and Sentinel, capture failover, outages, the
 #                warm-up, the allocation measurement, the max-clients reproduction (the pom's integration.tests)
 #   checks       the load-test reports' arithmetic, compose.yaml, the Kubernetes manifests, every dashboard's PromQL
+#   image        the container image from a clean tree of HEAD, built with buildah (no engine), seeded and started
+#                against private Redis and MariaDB (.ci/image-check/run.sh)
 #   e2e          the whole stack: k6 smoke runs, the built-in dashboard in headless Chromium (its screenshot is
 #                ops/dashboard/screenshot.png), every Grafana panel against a real Prometheus scrape
 #   smoke        the runner's main job and its comparison with the floor, smoke-sized
@@ -19,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TIERS=(fast integration checks e2e smoke freshness)
+TIERS=(fast integration checks image e2e smoke freshness)
 
 tier_fast() {
   ./mvnw -B -ntp verify
@@ -40,6 +42,10 @@ tier_checks() {
     bash .ci/kubernetes-check/run.sh &&
     # Every dashboard expression parses (promtool); the e2e tier checks their data against a live scrape.
     python3 ops/grafana/check-dashboards.py --promtool
+}
+
+tier_image() {
+  bash .ci/image-check/run.sh
 }
 
 tier_e2e() {
