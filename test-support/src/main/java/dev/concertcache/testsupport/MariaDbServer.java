@@ -13,13 +13,7 @@ import java.util.concurrent.TimeUnit;
  * {@value #DATABASE} and user {@value #USER}/{@value #PASSWORD}, configured by the repository's
  * {@code ops/mariadb/binlog.cnf} and {@code ops/mariadb/test.cnf}, as {@code scripts/services.sh} starts it.
  */
-public final class MariaDbServer extends ServerProcess {
-
-	public static final String DATABASE = "concert_cache";
-
-	public static final String USER = "concert";
-
-	public static final String PASSWORD = "concert";
+public final class MariaDbServer extends ServerProcess implements DatabaseServer {
 
 	private static final String GLOBAL_PRIVILEGES = "PROCESS, REPLICATION CLIENT, REPLICATION SLAVE, BINLOG MONITOR, "
 			+ "BINLOG ADMIN, RELOAD";
@@ -70,13 +64,19 @@ public final class MariaDbServer extends ServerProcess {
 		super.start();
 	}
 
-	/** Runs {@code statements} as root, for what the test user may not do itself (CREATE USER, GRANT). */
+	@Override
+	public Flavor flavor() {
+		return Flavor.MARIADB;
+	}
+
+	@Override
 	public void sqlAsRoot(String statements) {
 		sql(statements);
 	}
 
-	public String jdbcUrl() {
-		return "jdbc:mariadb://127.0.0.1:" + this.port + "/" + DATABASE;
+	@Override
+	public String jdbcUrl(String database) {
+		return "jdbc:mariadb://127.0.0.1:" + this.port + "/" + database;
 	}
 
 	@Override

@@ -30,8 +30,13 @@ public abstract class ServerProcess implements AutoCloseable {
 	private boolean started;
 
 	protected ServerProcess(String name) {
+		this(name, Path.of(System.getProperty("java.io.tmpdir")));
+	}
+
+	/** A server whose throwaway directory is made in {@code parent} (a chrooted server's, inside its root). */
+	protected ServerProcess(String name, Path parent) {
 		try {
-			this.dir = Files.createTempDirectory("concert-cache-" + name + "-");
+			this.dir = Files.createTempDirectory(parent, "concert-cache-" + name + "-");
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);

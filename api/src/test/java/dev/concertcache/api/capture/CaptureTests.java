@@ -32,11 +32,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiApplication;
 import dev.concertcache.api.ApiHttpTestSupport;
-import dev.concertcache.testsupport.MariaDbServer;
+import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
@@ -49,11 +48,13 @@ import static org.awaitility.Awaitility.await;
  * Issue 16, item 1, end to end: rows changed with plain SQL on a connection of their own (another application)
  * reach every cache tier of every instance through the binary log, across a stopped capture, a purged binlog, a
  * killed binlog connection, a Redis outage and a handover of the lease. A private Redis (the tests kill it) and a
- * private MariaDB with its binary log on (the tests purge it, which other readers of a shared one would block).
+ * database server with its binary log on, which the tests purge and kill: a private MariaDB
+ * ({@link MariaDbCaptureTests}; other readers of a shared one would block the purge) or the shared MySQL
+ * ({@link MySqlCaptureTests}; nothing else reads its binary log).
  */
 @ActiveProfiles("cache")
 @DirtiesContext
-class CaptureTests extends ApiHttpTestSupport {
+abstract class CaptureTests extends ApiHttpTestSupport {
 
 	/**
 	 * The freshness contract is 1 s; the bound here leaves room for a test machine whose cores are shared with
@@ -62,9 +63,13 @@ class CaptureTests extends ApiHttpTestSupport {
 	 */
 	private static final Duration PROMPTLY = Duration.ofSeconds(5);
 
-	private static final RedisServer redisServer = new RedisServer();
+	private static RedisServer redisServer;
 
-	private static final MariaDbServer database = new MariaDbServer();
+	/** The subclass's server, set before its context starts. */
+	private static DatabaseServer database;
+
+	/** Closed after the class: the subclass's own server, unlike a JVM-wide shared one. */
+	private static boolean databaseOwned;
 
 	@Autowired
 	private TieredCacheManager caches;
@@ -78,14 +83,17 @@ class CaptureTests extends ApiHttpTestSupport {
 	@Autowired
 	private MeterRegistry meters;
 
-	@DynamicPropertySource
-	static void privateDatabaseAndRedis(DynamicPropertyRegistry registry) {
+	/** Called by the subclass's {@code @DynamicPropertySource}: one per subclass keeps their contexts apart. */
+	static void databaseAndPrivateRedis(DynamicPropertyRegistry registry, DatabaseServer server, boolean owned) {
+		database = server;
+		databaseOwned = owned;
+		redisServer = new RedisServer();
 		registry.add("spring.datasource.url", () -> {
 			database.start();
 			return database.jdbcUrl();
 		});
-		registry.add("spring.datasource.username", () -> MariaDbServer.USER);
-		registry.add("spring.datasource.password", () -> MariaDbServer.PASSWORD);
+		registry.add("spring.datasource.username", () -> DatabaseServer.USER);
+		registry.add("spring.datasource.password", () -> DatabaseServer.PASSWORD);
 		registry.add("spring.data.redis.host", () -> "127.0.0.1");
 		registry.add("spring.data.redis.port", () -> {
 			redisServer.start();
@@ -96,7 +104,9 @@ class CaptureTests extends ApiHttpTestSupport {
 	@AfterAll
 	static void removeServers() {
 		redisServer.close();
-		database.close();
+		if (databaseOwned) {
+			database.close();
+		}
 	}
 
 	@BeforeEach
@@ -527,7 +537,8 @@ class CaptureTests extends ApiHttpTestSupport {
 
 	/** Waits until the stored position is the server's: the capture has processed everything committed so far. */
 	private void awaitCaughtUp() {
-		String gtid = this.jdbc.sql("SELECT @@gtid_binlog_pos").query(String.class).single();
+		String gtid = this.jdbc.sql((database.flavor() == DatabaseServer.Flavor.MYSQL)
+				? "SELECT REPLACE(@@gtid_executed, '\n', '')" : "SELECT @@gtid_binlog_pos").query(String.class).single();
 		await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
 			String position = this.redis.opsForValue().get("{concert-cache:capture}:position");
 			return position != null && position.endsWith(";gtid;" + gtid);
@@ -554,9 +565,9 @@ class CaptureTests extends ApiHttpTestSupport {
 
 	/** Runs {@code statements} on a connection of their own, as another application would. */
 	private static void sql(String... statements) throws SQLException {
-		MariaDbServer db = database;
-		try (Connection connection = DriverManager.getConnection(db.jdbcUrl(), MariaDbServer.USER,
-				MariaDbServer.PASSWORD); Statement jdbc = connection.createStatement()) {
+		DatabaseServer db = database;
+		try (Connection connection = DriverManager.getConnection(db.jdbcUrl(), DatabaseServer.USER,
+				DatabaseServer.PASSWORD); Statement jdbc = connection.createStatement()) {
 			for (String statement : statements) {
 				jdbc.execute(statement);
 			}
@@ -577,12 +588,12 @@ class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	private ConfigurableApplicationContext secondInstance() {
-		MariaDbServer db = database;
+		DatabaseServer db = database;
 		// Arguments, not builder properties: those are defaults, below application.yml.
 		return new SpringApplicationBuilder(ApiApplication.class).profiles("cache")
 			.run("--server.port=0", "--management.server.port=0", "--spring.datasource.url=" + db.jdbcUrl(),
-					"--spring.datasource.username=" + MariaDbServer.USER,
-					"--spring.datasource.password=" + MariaDbServer.PASSWORD, "--spring.data.redis.host=127.0.0.1",
+					"--spring.datasource.username=" + DatabaseServer.USER,
+					"--spring.datasource.password=" + DatabaseServer.PASSWORD, "--spring.data.redis.host=127.0.0.1",
 					"--spring.data.redis.port=" + redisServer.port(), "--concert-cache.admin-token=" + TOKEN, "--concert-cache.cursor-secret=" + CURSOR_SECRET,
 					"--concert-cache.warmup.max-duration=0s");
 	}

@@ -1,0 +1,48 @@
+package dev.concertcache.testsupport;
+
+/**
+ * A private database server the tests start and own: {@link MariaDbServer} (MariaDB 10.11, Debian's) or
+ * {@link MySqlServer} (MySQL 9.7, Debian sid's). Both hold database {@value #DATABASE} and user
+ * {@value #USER}/{@value #PASSWORD} with the grants the service and its binlog capture need, and write a binary
+ * log in ROW format with GTIDs.
+ */
+public interface DatabaseServer extends AutoCloseable {
+
+	String DATABASE = "concert_cache";
+
+	String USER = "concert";
+
+	String PASSWORD = "concert";
+
+	enum Flavor {
+
+		MARIADB, MYSQL
+
+	}
+
+	Flavor flavor();
+
+	/** Starts the server, or starts it again after {@link #kill()}; its data is kept. */
+	void start();
+
+	/** Kills the server (SIGKILL), as a crash would; {@link #start()} brings it back. */
+	void kill();
+
+	/** Stops the server and deletes its data. */
+	@Override
+	void close();
+
+	int port();
+
+	/** The JDBC URL of database {@value #DATABASE}. */
+	default String jdbcUrl() {
+		return jdbcUrl(DATABASE);
+	}
+
+	/** The JDBC URL of {@code database} (empty: none), with what this server's password checks need. */
+	String jdbcUrl(String database);
+
+	/** Runs {@code statements} as root, for what the test user may not do itself (CREATE USER, GRANT). */
+	void sqlAsRoot(String statements);
+
+}

@@ -1,0 +1,130 @@
+package dev.concertcache.testsupport;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A private MySQL 9.7 {@code mysqld} with its own data directory, on a free loopback port, with database
+ * {@value #DATABASE} and user {@value #USER}/{@value #PASSWORD}: the binary log in ROW format with full row
+ * images and GTIDs on, as the README's {@code [mysqld]} lines set it.
+ * <p>
+ * Debian 12 ships no MySQL, and Debian sid's {@code mysqld} needs a newer C library than the host's, so the
+ * server runs chrooted into a sid root file system that {@code scripts/mysql-rootfs.sh} makes once per machine
+ * (in {@code $CONCERT_CACHE_MYSQL_ROOTFS}, default {@code ~/.cache/concert-cache/mysql-rootfs}); the first
+ * server made on a machine without one runs that script. The chroot shares the host's loopback, so clients
+ * reach the server on 127.0.0.1. Needs root (chroot).
+ */
+public final class MySqlServer extends ServerProcess implements DatabaseServer {
+
+	/** What the tests and the capture do: read the binary log, purge it, read global status, kill connections. */
+	private static final String GLOBAL_PRIVILEGES = "PROCESS, REPLICATION CLIENT, REPLICATION SLAVE, RELOAD, "
+			+ "BINLOG_ADMIN, SESSION_VARIABLES_ADMIN";
+
+	private static MySqlServer shared;
+
+	private final Path rootfs;
+
+	private final List<String> options;
+
+	private boolean installed;
+
+	/**
+	 * A server started with {@code options} after the defaults, which they override (the last of an option wins):
+	 * {@code --skip-log-bin}, {@code --binlog-format=STATEMENT}. An option file comes first:
+	 * {@code --defaults-file=} a path inside the root file system ({@link #rootfsPath}).
+	 */
+	public MySqlServer(String... options) {
+		this(MySqlRootfs.ready(), options);
+	}
+
+	private MySqlServer(Path rootfs, String... options) {
+		super("mysql", rootfs.resolve("tmp"));
+		this.rootfs = rootfs;
+		this.options = List.of(options);
+	}
+
+	/** One server for the whole test JVM, shared by every suite that runs against MySQL. */
+	public static synchronized MySqlServer shared() {
+		if (shared == null) {
+			shared = new MySqlServer();
+		}
+		shared.start();
+		return shared;
+	}
+
+	/** {@code host}, a path on this machine inside the root file system, as the chrooted server sees it. */
+	public String rootfsPath(Path host) {
+		return "/" + this.rootfs.relativize(host.toAbsolutePath());
+	}
+
+	/** The server's throwaway directory, inside the root file system: where a test may put an option file. */
+	public Path directory() {
+		return this.dir;
+	}
+
+	@Override
+	public Flavor flavor() {
+		return Flavor.MYSQL;
+	}
+
+	@Override
+	public synchronized void start() {
+		if (!this.installed) {
+			MySqlRootfs.copyInitializedData(this.rootfs, this.dir.resolve("data"));
+			this.installed = true;
+			super.start();
+			sqlAsRoot("CREATE DATABASE IF NOT EXISTS " + DATABASE
+					+ " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; "
+					// Root over TCP too, as MariaDB's install makes it: the tests' DBA statements go over JDBC.
+					+ "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY ''; "
+					+ "GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION; "
+					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + PASSWORD + "'; "
+					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'localhost' IDENTIFIED BY '" + PASSWORD + "'; "
+					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'127.0.0.1'; "
+					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'localhost'; "
+					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'127.0.0.1'; "
+					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'localhost';");
+			return;
+		}
+		super.start();
+	}
+
+	/**
+	 * {@code allowPublicKeyRetrieval}: MySQL's default {@code caching_sha2_password} sends the password, on a
+	 * user's first login since the server started, only over TLS or encrypted with the server's RSA key.
+	 */
+	@Override
+	public String jdbcUrl(String database) {
+		return "jdbc:mariadb://127.0.0.1:" + this.port + "/" + database + "?allowPublicKeyRetrieval=true";
+	}
+
+	@Override
+	public void sqlAsRoot(String statements) {
+		MySqlRootfs.run(this.dir.resolve("mysql.log"), List.of("chroot", this.rootfs.toString(), "/usr/bin/mysql",
+				"--no-defaults", "-uroot", "--socket=" + rootfsPath(this.dir.resolve("mysqld.sock")), "-e",
+				statements));
+	}
+
+	@Override
+	protected List<String> command() {
+		String inside = rootfsPath(this.dir);
+		List<String> command = new ArrayList<>(List.of("chroot", this.rootfs.toString(), "/usr/sbin/mysqld"));
+		boolean optionFile = !this.options.isEmpty() && this.options.get(0).startsWith("--defaults-file=");
+		command.add(optionFile ? this.options.get(0) : "--no-defaults");
+		command.addAll(List.of("--datadir=" + inside + "/data", "--socket=" + inside + "/mysqld.sock",
+				"--pid-file=" + inside + "/mysqld.pid", "--port=" + this.port, "--user=root",
+				// Private to this machine: loopback only, no DNS lookups, no X protocol port (33060 for every one).
+				"--bind-address=127.0.0.1", "--skip-name-resolve", "--mysqlx=OFF", "--secure-file-priv=",
+				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci",
+				// Throwaway data: durability per commit buys nothing and costs an fsync per commit.
+				"--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=256M"));
+		if (!optionFile) {
+			command.addAll(List.of("--log-bin=mysql-bin", "--binlog-format=ROW", "--binlog-row-image=FULL",
+					"--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--server-id=1"));
+		}
+		command.addAll(optionFile ? this.options.subList(1, this.options.size()) : this.options);
+		return command;
+	}
+
+}
