@@ -229,10 +229,15 @@ class BinlogServer {
 		throw failure;
 	}
 
+	/**
+	 * {@code allowPublicKeyRetrieval}: a MySQL user of {@code caching_sha2_password} (MySQL 8.4's and 9's default)
+	 * logging in for the first time since the server started sends its password over TLS or encrypted with the
+	 * server's RSA key, which the binlog connection fetches from the server as well.
+	 */
 	private Connection connect() throws SQLException {
 		long millis = this.timeout.toMillis();
 		return DriverManager.getConnection("jdbc:mariadb://" + this.host + ":" + this.port + "/?connectTimeout="
-				+ millis + "&socketTimeout=" + millis, this.username, this.password);
+				+ millis + "&socketTimeout=" + millis + "&allowPublicKeyRetrieval=true", this.username, this.password);
 	}
 
 	private static boolean isMariaDb(Connection connection) throws SQLException {

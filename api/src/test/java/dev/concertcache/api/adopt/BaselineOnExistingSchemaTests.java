@@ -5,9 +5,9 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiHttpTestSupport;
+import dev.concertcache.testsupport.DatabaseServer;
 
 import static dev.concertcache.api.adopt.ExistingDatabase.asRoot;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,12 +17,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * records the tables as version 1 (the service's V1) instead of failing on a non-empty schema, and later
  * migrations apply on top.
  */
-class BaselineOnExistingSchemaTests extends ApiHttpTestSupport {
+abstract class BaselineOnExistingSchemaTests extends ApiHttpTestSupport {
 
 	private static final String DATABASE = "adopt_baseline";
 
-	@DynamicPropertySource
-	static void existingSchemaAndBaseline(DynamicPropertyRegistry registry) {
+	/** Called by the subclass's {@code @DynamicPropertySource}: one per subclass keeps their contexts apart. */
+	static void existingSchemaAndBaseline(DynamicPropertyRegistry registry, DatabaseServer server) {
+		ExistingDatabase.use(server);
 		ExistingDatabase.createHandMadeSchema(DATABASE);
 		ExistingDatabase.insertGoldenHour(DATABASE);
 		asRoot("CREATE USER IF NOT EXISTS 'cache_owner'@'%' IDENTIFIED BY 'owner-secret'",

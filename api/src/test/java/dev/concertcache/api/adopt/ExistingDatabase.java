@@ -3,11 +3,11 @@ package dev.concertcache.api.adopt;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
-import dev.concertcache.testsupport.MariaDbServer;
+import dev.concertcache.testsupport.DatabaseServer;
 
 /**
  * A team's existing database, prepared the way docs/adopting.md says: statements run as the server's root (the
- * DBA), on the shared private MariaDB, in databases of their own so that the service's usual
+ * DBA), on the JVM's shared private MariaDB or MySQL, in databases of their own so that the service's usual
  * {@code concert_cache} schema is not touched.
  */
 final class ExistingDatabase {
@@ -17,16 +17,26 @@ final class ExistingDatabase {
 
 	static final String READER_PASSWORD = "reader-secret";
 
+	/** The server of the test class running now: each sets it as its context starts. */
+	private static DatabaseServer server;
+
 	private ExistingDatabase() {
 	}
 
+	static void use(DatabaseServer database) {
+		server = database;
+	}
+
 	static String jdbcUrl(String database) {
-		return "jdbc:mariadb://127.0.0.1:" + MariaDbServer.shared().port() + "/" + database;
+		return server.jdbcUrl(database);
 	}
 
 	/** A client connected as root, without a default database. */
 	static JdbcClient root() {
-		return JdbcClient.create(new SimpleDriverDataSource(new org.mariadb.jdbc.Driver(), jdbcUrl(""), "root", ""));
+		// MySQL 9 explains as a tree by default; the tests read the table both servers print.
+		String url = (server.flavor() == DatabaseServer.Flavor.MYSQL)
+				? jdbcUrl("") + "&sessionVariables=explain_format=TRADITIONAL" : jdbcUrl("");
+		return JdbcClient.create(new SimpleDriverDataSource(new org.mariadb.jdbc.Driver(), url, "root", ""));
 	}
 
 	/** Runs each statement as root, in order. */

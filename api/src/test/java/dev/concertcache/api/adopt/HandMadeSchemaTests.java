@@ -5,9 +5,9 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiHttpTestSupport;
+import dev.concertcache.testsupport.DatabaseServer;
 
 import static dev.concertcache.api.adopt.ExistingDatabase.asRoot;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code spring.flyway.enabled=false} and a user that may only SELECT. It starts, reads, and its admin writes are
  * refused by the database.
  */
-class HandMadeSchemaTests extends ApiHttpTestSupport {
+abstract class HandMadeSchemaTests extends ApiHttpTestSupport {
 
 	private static final String DATABASE = "adopt_hand_made";
 
@@ -25,8 +25,9 @@ class HandMadeSchemaTests extends ApiHttpTestSupport {
 			{"title":"Written By The Cache","artist":"IU","venue":"KSPO Dome","description":"x",
 			 "startDate":"2026-12-24","endDate":"2026-12-26"}""";
 
-	@DynamicPropertySource
-	static void handMadeSchemaAndReadOnlyUser(DynamicPropertyRegistry registry) {
+	/** Called by the subclass's {@code @DynamicPropertySource}: one per subclass keeps their contexts apart. */
+	static void handMadeSchemaAndReadOnlyUser(DynamicPropertyRegistry registry, DatabaseServer server) {
+		ExistingDatabase.use(server);
 		ExistingDatabase.createHandMadeSchema(DATABASE);
 		ExistingDatabase.createReader(DATABASE);
 		registry.add("spring.datasource.url", () -> ExistingDatabase.jdbcUrl(DATABASE));

@@ -6,9 +6,9 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiHttpTestSupport;
+import dev.concertcache.testsupport.DatabaseServer;
 
 import static dev.concertcache.api.adopt.ExistingDatabase.asRoot;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,12 +18,13 @@ import static org.assertj.core.api.Assertions.assertThat;
  * schema holds one view per table (the SQL of docs/adopting.md), the service reads through them with a user that
  * may only SELECT the views, and Flyway is off.
  */
-class ViewMappedSchemaTests extends ApiHttpTestSupport {
+abstract class ViewMappedSchemaTests extends ApiHttpTestSupport {
 
 	private static final String DATABASE = "adopt_views";
 
-	@DynamicPropertySource
-	static void viewsOverTheTeamsTables(DynamicPropertyRegistry registry) {
+	/** Called by the subclass's {@code @DynamicPropertySource}: one per subclass keeps their contexts apart. */
+	static void viewsOverTheTeamsTables(DynamicPropertyRegistry registry, DatabaseServer server) {
+		ExistingDatabase.use(server);
 		asRoot("DROP DATABASE IF EXISTS ticketing", "DROP DATABASE IF EXISTS " + DATABASE,
 				"CREATE DATABASE ticketing CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci",
 				"""

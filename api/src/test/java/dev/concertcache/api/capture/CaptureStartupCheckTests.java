@@ -21,27 +21,37 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
-import dev.concertcache.testsupport.MariaDbServer;
+import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mockito.Mockito.mock;
 
 /**
- * The start-up check of change data capture (ADR 0033) against real MariaDB servers that are not set up for it:
+ * The start-up check of change data capture (ADR 0033) against real servers that are not set up for it, MariaDB
+ * ({@link MariaDbCaptureStartupCheckTests}) and MySQL ({@link MySqlCaptureStartupCheckTests}):
  * {@code required} refuses to start and names the setting to change or the GRANT to run; {@code optional}
  * starts, says why it does not capture, and states how stale another application's change can then be seen.
  * A small context: the capture's configuration alone, with caches that the check never reaches.
  */
 @ExtendWith(OutputCaptureExtension.class)
-class CaptureStartupCheckTests {
+abstract class CaptureStartupCheckTests {
 
 	/** The longest TTL configured below: what {@code optional} falls back to. */
 	private static final Duration LONGEST_TTL = Duration.ofMinutes(7);
 
-	private static final MariaDbServer binlogOff = new MariaDbServer("--skip-log-bin");
+	/** The subclass's servers, set by its {@code @BeforeAll}: the binary log off, STATEMENT format, set up. */
+	private static DatabaseServer binlogOff;
 
-	private static final MariaDbServer statementFormat = new MariaDbServer("--binlog-format=STATEMENT");
+	private static DatabaseServer statementFormat;
+
+	private static DatabaseServer shared;
+
+	static void servers(DatabaseServer withoutBinlog, DatabaseServer withStatementFormat, DatabaseServer setUp) {
+		binlogOff = withoutBinlog;
+		statementFormat = withStatementFormat;
+		shared = setUp;
+	}
 
 	@AfterAll
 	static void removeServers() {
@@ -95,12 +105,12 @@ class CaptureStartupCheckTests {
 
 	@Test
 	void requiredModeRefusesAUserWithoutReplicationGrantsAndTheGrantItNamesLetsTheServiceStart() {
-		MariaDbServer database = MariaDbServer.shared();
+		DatabaseServer database = shared;
 		String user = reader(database, "reader_required");
 		capture(database, "required", user).run((context) -> {
 			assertThat(context).getFailure()
 				.rootCause()
-				.hasMessageContaining("run GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '" + user + "'@'");
+				.hasMessageContaining("run GRANT REPLICATION SLAVE, " + monitorPrivilege() + " ON *.* TO '" + user + "'@'");
 			Matcher grant = Pattern.compile("GRANT [A-Z ,]+ ON \\*\\.\\* TO '[^']+'@'[^']+'")
 				.matcher(NestedExceptionUtils.getMostSpecificCause(context.getStartupFailure()).getMessage());
 			assertThat(grant.find()).isTrue();
@@ -115,35 +125,43 @@ class CaptureStartupCheckTests {
 	@Test
 	void optionalModeStartsForAUserWithoutReplicationGrantsAndWarnsWithTheGrantAndTheStalenessBound(
 			CapturedOutput output) {
-		MariaDbServer database = MariaDbServer.shared();
+		DatabaseServer database = shared;
 		String user = reader(database, "reader_optional");
 		capture(database, "optional", user).run((context) -> {
 			assertThat(context).hasNotFailed();
 			assertThat(context.getBean(BinlogCapture.class).state()).isEqualTo(BinlogCapture.State.DISABLED);
-			assertThat(output).contains("run GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO '" + user + "'@'")
+			assertThat(output).contains("run GRANT REPLICATION SLAVE, " + monitorPrivilege() + " ON *.* TO '" + user + "'@'")
 				.contains("show only when cached entries expire, up to " + LONGEST_TTL);
 		});
 	}
 
-	/** A user that may read the application's tables and nothing more, as a read-only database user is set up. */
-	private static String reader(MariaDbServer database, String user) {
+	/** The privilege that lets a user read the server's binary log position: MariaDB's, or MySQL's older name. */
+	private static String monitorPrivilege() {
+		return (shared.flavor() == DatabaseServer.Flavor.MYSQL) ? "REPLICATION CLIENT" : "BINLOG MONITOR";
+	}
+
+	/**
+	 * A user that may read the application's tables and nothing more, as a read-only database user is set up; on
+	 * MySQL with its default {@code caching_sha2_password}, never logged in yet.
+	 */
+	private static String reader(DatabaseServer database, String user) {
 		StringBuilder sql = new StringBuilder();
 		for (String host : new String[] { "127.0.0.1", "localhost" }) {
 			String account = "'" + user + "'@'" + host + "'";
 			sql.append("DROP USER IF EXISTS ").append(account).append("; CREATE USER ").append(account)
-				.append(" IDENTIFIED BY 'secret'; GRANT SELECT ON ").append(MariaDbServer.DATABASE)
+				.append(" IDENTIFIED BY 'secret'; GRANT SELECT ON ").append(DatabaseServer.DATABASE)
 				.append(".* TO ").append(account).append("; ");
 		}
 		database.sqlAsRoot(sql.toString());
 		return user;
 	}
 
-	private static ApplicationContextRunner capture(MariaDbServer database, String mode) {
-		return capture(database, mode, MariaDbServer.USER).withPropertyValues(
-				"concert-cache.capture.password=" + MariaDbServer.PASSWORD);
+	private static ApplicationContextRunner capture(DatabaseServer database, String mode) {
+		return capture(database, mode, DatabaseServer.USER).withPropertyValues(
+				"concert-cache.capture.password=" + DatabaseServer.PASSWORD);
 	}
 
-	private static ApplicationContextRunner capture(MariaDbServer database, String mode, String user) {
+	private static ApplicationContextRunner capture(DatabaseServer database, String mode, String user) {
 		return new ApplicationContextRunner().withUserConfiguration(CaptureConfiguration.class, Collaborators.class)
 			.withPropertyValues("concert-cache.capture.mode=" + mode, "spring.datasource.url=" + database.jdbcUrl(),
 					"concert-cache.capture.username=" + user, "concert-cache.capture.password=secret",
