@@ -54,6 +54,8 @@ Usage: loadtests/run.sh [options]
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
+  --db D             mariadb (default: MariaDB 10.11, Debian's) or mysql (MySQL 9.7, Debian sid's, in a chroot
+                     scripts/mysql-rootfs.sh makes once per machine)
   --db-outage D@T    kill mariadbd (SIGKILL) T into the k6 run and start it again D later, e.g.
                      15s@20s (ADR 0030); SLOs become: under 1% failed, p99 under 100 ms
   --freshness        two API instances (cache) under the journey (RATE split between them, default 1000/s,
@@ -130,6 +132,7 @@ INSTANCES=""
 REDIS_MODE=""
 TOPOLOGY_COMPARE=false
 WRITES=""
+DB=mariadb
 
 while (($#)); do
   case $1 in
@@ -146,6 +149,7 @@ while (($#)); do
     --smoke) SMOKE=true; shift ;;
     --keep-running) KEEP_RUNNING=true; shift ;;
     --jdk25) JDK25=true; shift ;;
+    --db) DB=${2:?--db needs mariadb or mysql}; shift 2 ;;
     --standin) STANDIN=true; shift ;;
     --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
     --freshness) FRESHNESS=true; shift ;;
@@ -593,10 +597,12 @@ RUN_NAME=$SCENARIO-$LABEL
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME
 mkdir -p "$RESULTS"
 
-step "starting Redis and MariaDB (private, loopback)"
+[[ $DB =~ ^(mariadb|mysql)$ ]] || die "--db is mariadb or mysql"
+step "starting Redis and $DB (private, loopback)"
 fleet_start_redis || die "Redis did not start"
-start_mariadb || die "MariaDB did not start"
-echo "Redis 127.0.0.1:$REDIS_PORT, MariaDB 127.0.0.1:$DB_PORT"
+"start_$DB" || die "$DB did not start"
+echo "Redis 127.0.0.1:$REDIS_PORT, $DB 127.0.0.1:$DB_PORT"
+mariadb --no-defaults --socket="$DB_SOCKET" -uroot -N -B -e "SELECT VERSION()" >"$RESULTS/db-version.txt"
 BACKENDS=("--spring.datasource.url=$DB_JDBC_URL" --spring.datasource.username=concert
   --spring.datasource.password=concert "${REDIS_ARGS[@]}")
 # The contract's ports when free, so the dashboard link is the usual one; any free port otherwise.

@@ -335,6 +335,54 @@ start_mariadb() {
   export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache"
 }
 
+# Starts MySQL 9.7 (Debian sid's mysqld, chrooted into the root file system scripts/mysql-rootfs.sh makes once
+# per machine; needs root) on a fresh data directory inside that tree, with the README's [mysqld] settings,
+# database concert_cache and user concert/concert; exports what start_mariadb exports. The chroot shares the
+# host's loopback, and DB_SOCKET is the socket's path on the host, so the host's mariadb client reaches it both ways.
+start_mysql() {
+  local rootfs dir inside port pid
+  rootfs=${CONCERT_CACHE_MYSQL_ROOTFS:-${XDG_CACHE_HOME:-$HOME/.cache}/concert-cache/mysql-rootfs}
+  "$SERVICES_ROOT/scripts/mysql-rootfs.sh" "$rootfs" || return 1
+  dir=$(mktemp -d "$rootfs/tmp/concert-cache-mysql.XXXXXX") || return 1
+  inside=${dir#"$rootfs"}
+  port=$(free_port) || return 1
+  if ! chroot "$rootfs" /usr/sbin/mysqld --no-defaults --initialize-insecure --user=root --datadir="$inside/data" \
+    >"$dir/install.log" 2>&1; then
+    service_track mysql "" "$dir"
+    _service_failed "mysqld --initialize-insecure" "$dir/install.log"
+    return 1
+  fi
+  # As start_mariadb's: loopback only, no X protocol port (33060 for every instance), throwaway durability, a
+  # buffer pool that holds the data set and a redo log that keeps the loader's inserts from waiting.
+  chroot "$rootfs" /usr/sbin/mysqld --no-defaults --user=root --datadir="$inside/data" \
+    --socket="$inside/mysqld.sock" --pid-file="$inside/mysqld.pid" --port="$port" --bind-address=127.0.0.1 \
+    --skip-name-resolve --mysqlx=OFF --secure-file-priv= --character-set-server=utf8mb4 \
+    --collation-server=utf8mb4_unicode_ci --innodb-flush-log-at-trx-commit=2 --innodb-buffer-pool-size=1G \
+    --innodb-redo-log-capacity=512M --log-bin=mysql-bin --binlog-format=ROW --binlog-row-image=FULL \
+    --gtid-mode=ON --enforce-gtid-consistency=ON --server-id=1 --binlog-expire-logs-seconds=604800 \
+    >>"$dir/mysqld.err" 2>&1 &
+  pid=$!
+  service_track mysql "$pid" "$dir"
+  if ! wait_for_port "$port" 60 "$pid"; then
+    _service_failed mysqld "$dir/mysqld.err"
+    return 1
+  fi
+  # The last statement logs concert in over the socket, where caching_sha2_password takes the password in
+  # clear: from then on its logins over TCP need neither TLS nor the server's RSA key (the mariadb client
+  # of --sql-writer has neither), until the server restarts.
+  if ! mariadb --no-defaults --socket="$dir/mysqld.sock" -uroot -e "
+      CREATE DATABASE concert_cache CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
+      CREATE USER 'concert'@'%' IDENTIFIED BY 'concert';
+      GRANT ALL PRIVILEGES ON concert_cache.* TO 'concert'@'%';
+      GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'concert'@'%';" ||
+    ! mariadb --no-defaults --socket="$dir/mysqld.sock" -uconcert -pconcert -e "SELECT 1" >/dev/null; then
+    _service_failed mysqld "$dir/mysqld.err"
+    return 1
+  fi
+  export DB_PORT=$port DB_SOCKET=$dir/mysqld.sock DB_DIR=$dir
+  export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache?allowPublicKeyRetrieval=true"
+}
+
 # Stops everything tracked, newest first, and deletes the throwaway directories. Safe to call twice
 # and from a trap.
 stop_services() {

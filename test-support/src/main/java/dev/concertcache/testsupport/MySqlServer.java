@@ -1,5 +1,8 @@
 package dev.concertcache.testsupport;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,21 +30,32 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 
 	private final List<String> options;
 
+	/** A team's server settings read instead of the binary log settings above; {@code null}: those. */
+	private final String optionFile;
+
 	private boolean installed;
 
 	/**
 	 * A server started with {@code options} after the defaults, which they override (the last of an option wins):
-	 * {@code --skip-log-bin}, {@code --binlog-format=STATEMENT}. An option file comes first:
-	 * {@code --defaults-file=} a path inside the root file system ({@link #rootfsPath}).
+	 * {@code --skip-log-bin}, {@code --binlog-format=STATEMENT}, {@code --gtid-mode=OFF}.
 	 */
 	public MySqlServer(String... options) {
-		this(MySqlRootfs.ready(), options);
+		this(MySqlRootfs.ready(), null, options);
 	}
 
-	private MySqlServer(Path rootfs, String... options) {
+	private MySqlServer(Path rootfs, String optionFile, String... options) {
 		super("mysql", rootfs.resolve("tmp"));
 		this.rootfs = rootfs;
+		this.optionFile = optionFile;
 		this.options = List.of(options);
+	}
+
+	/**
+	 * A server whose binary log is set up by {@code optionFile} alone (the text of a {@code my.cnf}, as a team's
+	 * server reads its own); the command line still sets what is per instance (port, directories).
+	 */
+	public static MySqlServer withOptionFile(String optionFile) {
+		return new MySqlServer(MySqlRootfs.ready(), optionFile);
 	}
 
 	/** One server for the whole test JVM, shared by every suite that runs against MySQL. */
@@ -54,13 +68,8 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 	}
 
 	/** {@code host}, a path on this machine inside the root file system, as the chrooted server sees it. */
-	public String rootfsPath(Path host) {
+	private String rootfsPath(Path host) {
 		return "/" + this.rootfs.relativize(host.toAbsolutePath());
-	}
-
-	/** The server's throwaway directory, inside the root file system: where a test may put an option file. */
-	public Path directory() {
-		return this.dir;
 	}
 
 	@Override
@@ -71,6 +80,9 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 	@Override
 	public synchronized void start() {
 		if (!this.installed) {
+			if (this.optionFile != null) {
+				writeOptionFile();
+			}
 			MySqlRootfs.copyInitializedData(this.rootfs, this.dir.resolve("data"));
 			this.installed = true;
 			super.start();
@@ -110,8 +122,7 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 	protected List<String> command() {
 		String inside = rootfsPath(this.dir);
 		List<String> command = new ArrayList<>(List.of("chroot", this.rootfs.toString(), "/usr/sbin/mysqld"));
-		boolean optionFile = !this.options.isEmpty() && this.options.get(0).startsWith("--defaults-file=");
-		command.add(optionFile ? this.options.get(0) : "--no-defaults");
+		command.add((this.optionFile != null) ? "--defaults-file=" + inside + "/my.cnf" : "--no-defaults");
 		command.addAll(List.of("--datadir=" + inside + "/data", "--socket=" + inside + "/mysqld.sock",
 				"--pid-file=" + inside + "/mysqld.pid", "--port=" + this.port, "--user=root",
 				// Private to this machine: loopback only, no DNS lookups, no X protocol port (33060 for every one).
@@ -119,12 +130,26 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 				"--character-set-server=utf8mb4", "--collation-server=utf8mb4_unicode_ci",
 				// Throwaway data: durability per commit buys nothing and costs an fsync per commit.
 				"--innodb-flush-log-at-trx-commit=2", "--innodb-buffer-pool-size=256M"));
-		if (!optionFile) {
+		if (this.optionFile == null) {
 			command.addAll(List.of("--log-bin=mysql-bin", "--binlog-format=ROW", "--binlog-row-image=FULL",
 					"--gtid-mode=ON", "--enforce-gtid-consistency=ON", "--server-id=1"));
 		}
-		command.addAll(optionFile ? this.options.subList(1, this.options.size()) : this.options);
+		command.addAll(this.options);
 		return command;
+	}
+
+	private void writeOptionFile() {
+		try {
+			Files.writeString(this.dir.resolve("my.cnf"), this.optionFile);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+	}
+
+	/** What the server wrote to its error log so far: its warnings about the settings it was given. */
+	public String errorLog() {
+		return log();
 	}
 
 }
