@@ -24,10 +24,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.api.ApiHttpTestSupport;
-import dev.concertcache.testsupport.MariaDbServer;
+import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.testsupport.RedisServer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -38,30 +37,38 @@ import static org.awaitility.Awaitility.await;
  * the writes of some keys, as a down cluster node refuses those of its slots. What Redis took is announced once;
  * only what it refused is sent again; a statement that alters a captured table moves each cache's generation once,
  * however often the one whose counter is refused is tried again. Counted on the invalidation stream, the
- * generation counters and Redis's log of refused commands.
+ * generation counters and Redis's log of refused commands. On a private MariaDB ({@link MariaDbCaptureRetryTests})
+ * and the shared MySQL ({@link MySqlCaptureRetryTests}).
  */
 @ActiveProfiles("cache")
 @DirtiesContext
-class CaptureRetryTests extends ApiHttpTestSupport {
+abstract class CaptureRetryTests extends ApiHttpTestSupport {
 
 	private static final String STREAM = "concert-cache:invalidations";
 
-	private static final RedisServer redisServer = new RedisServer();
+	private static RedisServer redisServer;
 
-	private static final MariaDbServer database = new MariaDbServer();
+	/** The subclass's server, set before its context starts. */
+	private static DatabaseServer database;
+
+	/** Closed after the class: the subclass's own server, unlike a JVM-wide shared one. */
+	private static boolean databaseOwned;
 
 	private RedisClient client;
 
 	private StatefulRedisConnection<String, String> admin;
 
-	@DynamicPropertySource
-	static void privateDatabaseAndRedis(DynamicPropertyRegistry registry) {
+	/** Called by the subclass's {@code @DynamicPropertySource}: one per subclass keeps their contexts apart. */
+	static void databaseAndPrivateRedis(DynamicPropertyRegistry registry, DatabaseServer server, boolean owned) {
+		database = server;
+		databaseOwned = owned;
+		redisServer = new RedisServer();
 		registry.add("spring.datasource.url", () -> {
 			database.start();
 			return database.jdbcUrl();
 		});
-		registry.add("spring.datasource.username", () -> MariaDbServer.USER);
-		registry.add("spring.datasource.password", () -> MariaDbServer.PASSWORD);
+		registry.add("spring.datasource.username", () -> DatabaseServer.USER);
+		registry.add("spring.datasource.password", () -> DatabaseServer.PASSWORD);
 		registry.add("spring.data.redis.host", () -> "127.0.0.1");
 		registry.add("spring.data.redis.port", () -> {
 			redisServer.start();
@@ -72,7 +79,9 @@ class CaptureRetryTests extends ApiHttpTestSupport {
 	@AfterAll
 	static void removeServers() {
 		redisServer.close();
-		database.close();
+		if (databaseOwned) {
+			database.close();
+		}
 	}
 
 	@BeforeEach
@@ -82,7 +91,8 @@ class CaptureRetryTests extends ApiHttpTestSupport {
 		this.admin = this.client.connect();
 		this.admin.sync().aclLogReset();
 		// Every change so far landed: nothing of the data's own is announced during a test.
-		String gtid = this.jdbc.sql("SELECT @@gtid_binlog_pos").query(String.class).single();
+		String gtid = this.jdbc.sql((database.flavor() == DatabaseServer.Flavor.MYSQL)
+				? "SELECT REPLACE(@@gtid_executed, '\n', '')" : "SELECT @@gtid_binlog_pos").query(String.class).single();
 		await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
 			String position = this.admin.sync().get("{concert-cache:capture}:position");
 			return position != null && position.endsWith(";gtid;" + gtid);
@@ -195,8 +205,8 @@ class CaptureRetryTests extends ApiHttpTestSupport {
 
 	/** Runs {@code statements} on a connection of their own, as another application would. */
 	private static void sql(String... statements) throws SQLException {
-		try (Connection connection = DriverManager.getConnection(database.jdbcUrl(), MariaDbServer.USER,
-				MariaDbServer.PASSWORD); Statement jdbc = connection.createStatement()) {
+		try (Connection connection = DriverManager.getConnection(database.jdbcUrl(), DatabaseServer.USER,
+				DatabaseServer.PASSWORD); Statement jdbc = connection.createStatement()) {
 			for (String statement : statements) {
 				jdbc.execute(statement);
 			}
