@@ -125,7 +125,7 @@ SQL_WRITER=false
 FAULT=none
 # Which primary --fault primary-kill kills: "stream", the one holding the invalidation stream (its replica may lack
 # the last announcements, so every instance flushes L1: the worst case), or "other", one without it (the
-# generations move, L1 stays; ADR 0035, revision 5).
+# generations move, L1 stays; ADR 0035).
 FAULT_PRIMARY=${FAULT_PRIMARY:-stream}
 [[ $FAULT_PRIMARY =~ ^(stream|other|capture)$ ]] || { echo "FAULT_PRIMARY is stream, other or capture" >&2; exit 2; }
 INSTANCES=""
