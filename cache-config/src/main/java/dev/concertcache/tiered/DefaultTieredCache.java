@@ -420,7 +420,12 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		RedisRead<V> inRedis = (unreachable && read == RedisRead.<V>unavailable() && !this.feed.coversRedis())
 				? this.redis.lastKnown(key) : read;
 		L1Entry<V> inL1 = (staleInL1 != null && (unreachable || isVouchedFor(key, staleInL1))) ? staleInL1 : null;
-		return this.staleIfError.fallback(inRedis, inL1);
+		L1Entry<V> served = this.staleIfError.fallback(inRedis, inL1);
+		if (served == null && unreachable && !this.pending.coversKey(this.name, key)) {
+			// What is still within its time to live is served even by a cache that serves nothing past it.
+			served = this.staleIfError.withinTimeToLive(inRedis, inL1);
+		}
+		return served;
 	}
 
 	/**

@@ -63,4 +63,29 @@ final class StaleIfError<V> {
 		return null;
 	}
 
+
+	/**
+	 * What a failed load may serve while the database cannot be reached when the freshness gate refused it but its
+	 * time to live has not run out, whatever the cache's stale-if-error window: the value a cache without the gate
+	 * would serve as a hit, marked stale (ADR 0031, ADR 0037). Present values only.
+	 * @param read what Redis held
+	 * @param inL1 the L1 entry the gate refused, if any
+	 */
+	@Nullable L1Entry<V> withinTimeToLive(RedisRead<V> read, @Nullable L1Entry<V> inL1) {
+		long now = this.ticker.read();
+		if (inL1 != null && inL1.value.isPresent() && inL1.isFreshAt(now)) {
+			return inL1.servedStale();
+		}
+		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()
+				&& !JsonValueCodec.isTombstone(load.seen())) {
+			Stored<V> stored = this.decoder.apply(load.seen());
+			long left = (stored != null) ? stored.freshUntil() - this.clock.millis() : 0;
+			if (stored != null && stored.value().isPresent() && left > 0) {
+				return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
+						Source.L2, InvalidationWatermark.NEVER, null);
+			}
+		}
+		return null;
+	}
+
 }

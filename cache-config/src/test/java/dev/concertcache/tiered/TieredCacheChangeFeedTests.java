@@ -225,6 +225,29 @@ class TieredCacheChangeFeedTests {
 		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isEqualTo(2);
 	}
 
+	@Test
+	void whileTheDatabaseCannotBeReachedACacheThatServesNothingStaleServesWhatIsWithinItsTimeToLive() {
+		CacheInstance.Settings properties = following(CacheInstance.properties((settings) -> settings
+			.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO))));
+		CacheInstance other = instance(properties);
+		CacheInstance instance = instance(properties);
+		confirm(instance, Duration.ZERO);
+		other.cache("items", Long.class, Item.class).get(2L, () -> Optional.of(OLD));
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		Supplier<Optional<Item>> unreachable = new CountingLoader().failingWith(() -> new CannotGetJdbcConnectionException(
+				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+		Supplier<Optional<Item>> timingOut = () -> {
+			throw new QueryTimeoutException("statement timed out under load");
+		};
+
+		assertThat(cache.lookup(1L, unreachable)).as("from L1").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L1));
+		assertThat(cache.lookup(2L, unreachable)).as("from Redis").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
+		assertThatExceptionOfType(QueryTimeoutException.class).as("the database answers")
+			.isThrownBy(() -> cache.lookup(1L, timingOut));
+	}
+
 	/**
 	 * Says, as the feed does every so often, that every change committed {@code lag} ago has been invalidated, until
 	 * the instance heard it from a read sent after its watermark clock last moved.
