@@ -74,7 +74,8 @@ final class StaleIfError<V> {
 	@Nullable L1Entry<V> withinTimeToLive(RedisRead<V> read, @Nullable L1Entry<V> inL1) {
 		long now = this.ticker.read();
 		if (inL1 != null && inL1.value.isPresent() && inL1.isFreshAt(now)) {
-			return inL1.servedStale();
+			// Fresh until now: the next read asks the gate, then the database, again.
+			return new L1Entry<>(inL1.value, now, now, inL1.freshUntil, true, Source.L1, inL1.readAt, inL1.digest);
 		}
 		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()
 				&& !JsonValueCodec.isTombstone(load.seen())) {
