@@ -214,9 +214,7 @@ class TieredCacheChangeFeedTests {
 		// Only this instance's L1 holds key 1 (Redis evicted it for memory).
 		instance.redis.delete(cache.redisKey(1L));
 		instance.watermark.advance(MAX_LAG.plusMillis(1));
-		CountingLoader database = new CountingLoader();
-		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
-				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+		Supplier<Optional<Item>> unreachable = unreachableDatabase();
 
 		assertThat(cache.lookup(1L, unreachable)).as("from L1").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L1));
 		assertThat(cache.lookup(2L, unreachable)).as("from Redis").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
@@ -236,8 +234,7 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		instance.watermark.advance(MAX_LAG.plusMillis(1));
-		Supplier<Optional<Item>> unreachable = new CountingLoader().failingWith(() -> new CannotGetJdbcConnectionException(
-				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+		Supplier<Optional<Item>> unreachable = unreachableDatabase();
 		Supplier<Optional<Item>> timingOut = () -> {
 			throw new QueryTimeoutException("statement timed out under load");
 		};
@@ -266,6 +263,12 @@ class TieredCacheChangeFeedTests {
 			Duration silence = instance.manager.getChangeFeedSilence();
 			return silence != null && silence.compareTo(MAX_LAG) <= 0;
 		});
+	}
+
+	/** A loader whose database refuses connections, as HikariCP reports it once MariaDB is gone. */
+	private static Supplier<Optional<Item>> unreachableDatabase() {
+		return new CountingLoader().failingWith(() -> new CannotGetJdbcConnectionException(
+				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
 	}
 
 	/** Stale-if-error on, as the service's caches have it. */
