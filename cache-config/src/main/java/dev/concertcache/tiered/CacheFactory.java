@@ -58,6 +58,9 @@ final class CacheFactory {
 
 	private final Warmups warmups;
 
+	/** Whether the current thread reads from the loaders (ADR 0038). */
+	private final ThreadLocal<Boolean> readingThrough = ThreadLocal.withInitial(() -> false);
+
 	/** Runs L1 refresh-ahead reads ({@link LocalTier}); shut down with the manager when it made it. */
 	private final Executor refresher;
 
@@ -101,7 +104,23 @@ final class CacheFactory {
 		}
 	}
 
-	/** A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up. */
+	/**
+	 * Routes the calling thread's reads to the loaders until the returned scope is closed (ADR 0038); inside a
+	 * warm-up, its twins still.
+	 */
+	TieredCacheManager.ReadThrough readThrough() {
+		if (this.readingThrough.get()) {
+			return () -> {
+			};
+		}
+		this.readingThrough.set(true);
+		return this.readingThrough::remove;
+	}
+
+	/**
+	 * A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up and to its loader on
+	 * the threads reading through.
+	 */
 	<K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
 		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
 		TieredCache<K, V> afterCommit = new TransactionAwareTieredCacheDecorator<>(core,
@@ -109,8 +128,11 @@ final class CacheFactory {
 		BiFunction<RedisTier, TieredCacheMetrics, TieredCache<K, V>> twins = (redis,
 				metrics) -> new TransactionAwareTieredCacheDecorator<>(newCache(name, keyType, valueType, redis, metrics),
 						metrics.forCache(name));
-		return new Registered<>(core,
-				new WarmupRoutingTieredCache<>(afterCommit, () -> this.warmups.twin(name, twins)));
+		TieredCache<K, V> loaderOnly = new LoaderOnlyTieredCache<>(afterCommit, loaderGuard(name));
+		return new Registered<>(core, new ThreadRoutedTieredCache<>(afterCommit, () -> {
+			TieredCache<K, V> twin = this.warmups.twin(name, twins);
+			return (twin == null && this.readingThrough.get()) ? loaderOnly : twin;
+		}));
 	}
 
 	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */

@@ -16,17 +16,24 @@ import dev.concertcache.tiered.TieredCache.Source;
  * <p>
  * While that time is at most {@code max-lag} old, both tiers serve as usual. Past it (the feed stalled, behind, or
  * without a reader), a read skips L1 and Redis and calls the loader: only a value the loader itself read within
- * {@code max-lag} is served from L1. Without a feed ({@link #NONE}) nothing is gated.
+ * {@code max-lag} is served from L1. Without a feed followed ({@link #notFollowed()}) nothing is gated.
  */
 final class ChangeFeedWatermark {
 
-	/** No change feed: the tiers are trusted as far as the invalidation stream allows. */
-	static final ChangeFeedWatermark NONE = new ChangeFeedWatermark(null);
-
 	private final @Nullable InvalidationWatermark confirmed;
+
+	private final ChangeFeedPosition position = new ChangeFeedPosition();
 
 	private ChangeFeedWatermark(@Nullable InvalidationWatermark confirmed) {
 		this.confirmed = confirmed;
+	}
+
+	/**
+	 * No feed the tiers go by: they are trusted as far as the invalidation stream allows. A feed's confirmations
+	 * still tell which position was heard, for causal reads.
+	 */
+	static ChangeFeedWatermark notFollowed() {
+		return new ChangeFeedWatermark(null);
 	}
 
 	/** A feed whose confirmations must be at most {@code maxLag} old for the tiers to be trusted. */
@@ -58,6 +65,11 @@ final class ChangeFeedWatermark {
 	boolean covers(L1Entry<?> entry) {
 		return this.confirmed == null || this.confirmed.covers(InvalidationWatermark.NEVER)
 				|| (entry.lookup.source() == Source.LOADER && this.confirmed.covers(entry.readAt));
+	}
+
+	/** The newest position the feed confirmed that this instance has heard. */
+	ChangeFeedPosition position() {
+		return this.position;
 	}
 
 	/** How long ago the feed last confirmed, or {@code null} if it never has or there is none. */

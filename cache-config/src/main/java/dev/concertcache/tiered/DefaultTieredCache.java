@@ -15,7 +15,7 @@ import org.jspecify.annotations.Nullable;
  * One cache of the {@link DefaultTieredCacheManager}: its {@link LocalTier} (Caffeine in mode TIERED, only the
  * single flight in mode REDIS), then Redis through the {@link RedisLoadProtocol}, then the loader. Evictions
  * happen now: the manager wraps the cache in a {@link TransactionAwareTieredCacheDecorator} (after commit) and
- * a {@link WarmupRoutingTieredCache} (to a warm-up's twin).
+ * a {@link ThreadRoutedTieredCache} (to a warm-up's twin).
  * <p>
  * Every loader call goes through the cache's {@link LoaderGuard} (circuit breaker, then bulkhead: ADR 0030).
  * Both tiers keep a value {@code stale-if-error} longer than its time to live (ADR 0031): L1 entries carry their

@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -114,7 +115,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		Ticker watermarkTicker = (builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker();
 		this.watermark = new InvalidationWatermark(watermarkTicker, builder.maxSilence);
 		this.feed = (builder.changeFeedMaxLag != null) ? ChangeFeedWatermark.of(watermarkTicker, builder.changeFeedMaxLag)
-				: ChangeFeedWatermark.NONE;
+				: ChangeFeedWatermark.notFollowed();
 		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
 		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
 				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,
@@ -336,6 +337,16 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	public boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
 		return onTheFeedsNode(
 				() -> this.redis.stream().announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint));
+	}
+
+	@Override
+	public boolean awaitChangeFeed(Predicate<String> covers, Duration timeout) throws InterruptedException {
+		return this.feed.position().await(covers, timeout);
+	}
+
+	@Override
+	public ReadThrough readThrough() {
+		return this.factory.readThrough();
 	}
 
 	@Override

@@ -227,7 +227,7 @@ final class InvalidationListener implements Runnable {
 					this.position.read(message.getId(), message.getBody().get("seq"));
 					String feedLag = message.getBody().get(InvalidationStream.FEED_LAG);
 					if (feedLag != null) {
-						feedCaughtUp(feedLag);
+						feedCaughtUp(feedLag, message.getBody().get(InvalidationStream.FEED_POSITION));
 					}
 					else {
 						deliver(message.getBody());
@@ -327,7 +327,11 @@ final class InvalidationListener implements Runnable {
 	 * and it was appended after the previous read was sent, so every change committed before that read's send time
 	 * minus {@code lag} has (ADR 0037). A bound on this instance's own clock, whatever the feed's clock says.
 	 */
-	private void feedCaughtUp(String lag) {
+	private void feedCaughtUp(String lag, @Nullable String position) {
+		if (position != null && !position.isEmpty()) {
+			// Read after every invalidation before it: this instance's tiers hold nothing older.
+			this.feed.position().heard(position);
+		}
 		long previous = this.previousRead;
 		if (previous == InvalidationWatermark.NEVER) {
 			return;

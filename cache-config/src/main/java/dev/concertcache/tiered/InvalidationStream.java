@@ -34,13 +34,14 @@ final class InvalidationStream {
 	/**
 	 * If the change feed's checkpoint (KEYS[3], in the stream's slot) is still ARGV[5], numbers a confirmation of
 	 * the feed (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
-	 * that every change the feed invalidates had been invalidated by. Returns 1, or 0 if the checkpoint moved.
+	 * that every change the feed invalidates had been invalidated by, and {@value #FEED_POSITION}, the checkpoint
+	 * through which they landed (ADR 0038). Returns 1, or 0 if the checkpoint moved.
 	 */
 	private static final RedisScript<Long> ANNOUNCE_FEED = RedisScript.of("""
 			if (redis.call('GET', KEYS[3]) or '') ~= ARGV[5] then return 0 end
 			local seq = redis.call('INCR', KEYS[2])
 			redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', seq, 'origin', ARGV[2], 'sent', ARGV[3],
-			  'feed-lag', ARGV[4])
+			  'feed-lag', ARGV[4], 'position', ARGV[5])
 			return 1
 			""", Long.class);
 
@@ -56,6 +57,9 @@ final class InvalidationStream {
 
 	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
 	static final String FEED_LAG = "feed-lag";
+
+	/** The field of a change feed's confirmation that names the feed's position it covers (ADR 0038). */
+	static final String FEED_POSITION = "position";
 
 	/**
 	 * The field of an invalidation message that narrows what it makes stale; without it, everything its key names in

@@ -1,5 +1,8 @@
 package dev.concertcache.tiered;
 
+import java.time.Duration;
+import java.util.function.Predicate;
+
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -52,8 +55,29 @@ public interface TieredCacheManager {
 	 * @return false if the checkpoint is not {@code checkpoint} (see {@link #changeFeedLanded}): nothing was said
 	 * @throws RuntimeException if Redis did not take it; the next confirmation repeats it
 	 */
-	default boolean changeFeedCaughtUp(java.time.Duration lag, @Nullable String checkpoint) {
+	default boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
 		return true;
+	}
+
+	/**
+	 * Waits until this instance has heard the change feed confirm a position that {@code covers} accepts, at most
+	 * {@code timeout}: both of its tiers then hold every change up to that position (ADR 0038). A causal read waits
+	 * here for the position of a write its client made, through any instance.
+	 * @param covers whether a confirmed position, in the feed's own notation, covers the one waited for
+	 * @return whether one did; {@code false} at once where no change feed is heard
+	 * @throws InterruptedException if the waiting thread is interrupted
+	 */
+	default boolean awaitChangeFeed(Predicate<String> covers, Duration timeout) throws InterruptedException {
+		return false;
+	}
+
+	/**
+	 * Routes the calling thread's reads of this manager's caches to their loaders, neither tier consulted, until the
+	 * returned scope is closed: for a causal read this instance did not catch up with in time (ADR 0038).
+	 */
+	default ReadThrough readThrough() {
+		return () -> {
+		};
 	}
 
 	/**
@@ -71,6 +95,14 @@ public interface TieredCacheManager {
 	 */
 	default HotSetFill fillHotSet() {
 		return HotSetFill.NONE;
+	}
+
+	/** A thread's stay among the reads that go to the loaders; see {@link #readThrough()}. */
+	interface ReadThrough extends AutoCloseable {
+
+		@Override
+		void close();
+
 	}
 
 }
