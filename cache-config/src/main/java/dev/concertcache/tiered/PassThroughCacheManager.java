@@ -1,6 +1,8 @@
 package dev.concertcache.tiered;
 
+import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
@@ -41,6 +43,12 @@ public final class PassThroughCacheManager implements TieredCacheManager {
 			}
 
 		};
+	}
+
+	/** Every read calls the loader: whatever was committed, a read here has caught up with it. */
+	@Override
+	public boolean awaitChangeFeed(Predicate<String> covers, Duration timeout) {
+		return true;
 	}
 
 }

@@ -175,27 +175,51 @@ class BinlogServer {
 		private String gtidVariable;
 
 		/**
+		 * The server's position now, in the notation a reader starting now would use: its GTID set where it has
+		 * GTIDs, else its current file and offset. Every transaction committed before the call is within it.
+		 */
+		synchronized BinlogPosition current() throws SQLException {
+			String gtid = gtid();
+			return gtid.isBlank() ? file() : BinlogPosition.gtid(address(), gtid);
+		}
+
+		/**
 		 * The server's position now, a GTID set if {@code kind} is one, else a file and offset: comparable with
 		 * positions the reader reached.
 		 */
 		synchronized BinlogPosition read(BinlogPosition kind) throws SQLException {
-			if (this.connection == null) {
-				this.connection = connect();
-				this.gtidVariable = isMariaDb(this.connection) ? "gtid_binlog_pos" : "gtid_executed";
-			}
-			try (Statement statement = this.connection.createStatement()) {
-				if (kind.gtidSet() == null) {
-					return filePosition(statement);
-				}
-				try (ResultSet rs = statement.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + this.gtidVariable + "'")) {
-					String gtid = rs.next() ? rs.getString(2) : null;
-					return BinlogPosition.gtid(address(), (gtid != null) ? gtid.replace("\n", "") : "");
-				}
+			return (kind.gtidSet() != null) ? BinlogPosition.gtid(address(), gtid()) : file();
+		}
+
+		/** The server's GTID position; blank where it has none. */
+		private String gtid() throws SQLException {
+			try (Statement statement = open().createStatement();
+					ResultSet rs = statement.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + this.gtidVariable + "'")) {
+				String gtid = rs.next() ? rs.getString(2) : null;
+				return (gtid != null) ? gtid.replace("\n", "") : "";
 			}
 			catch (SQLException ex) {
 				close();
 				throw ex;
 			}
+		}
+
+		private BinlogPosition file() throws SQLException {
+			try (Statement statement = open().createStatement()) {
+				return filePosition(statement);
+			}
+			catch (SQLException ex) {
+				close();
+				throw ex;
+			}
+		}
+
+		private Connection open() throws SQLException {
+			if (this.connection == null) {
+				this.connection = connect();
+				this.gtidVariable = isMariaDb(this.connection) ? "gtid_binlog_pos" : "gtid_executed";
+			}
+			return this.connection;
 		}
 
 		@Override

@@ -39,11 +39,9 @@ class CaptureConfiguration {
 	private static final Pattern JDBC_URL = Pattern
 		.compile("jdbc:(?:mariadb|mysql)://\\[?([^:/?,\\]]+)\\]?(?::(\\d+))?/([^?;]*).*");
 
+	/** The database server whose binary log is read, with the capture's credentials. */
 	@Bean
-	BinlogCapture binlogCapture(CaptureProperties properties, Environment environment, StringRedisTemplate redis,
-			ConcertCaches concertCaches, ObjectProvider<TieredCacheManager> cacheManager,
-			ObjectProvider<MeterRegistry> meterRegistry,
-			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
+	BinlogServer binlogServer(CaptureProperties properties, Environment environment) {
 		String url = environment.getRequiredProperty("spring.datasource.url");
 		Matcher matcher = JDBC_URL.matcher(url);
 		boolean parsed = matcher.matches();
@@ -54,13 +52,27 @@ class CaptureConfiguration {
 		}
 		int port = (properties.getPort() != null) ? properties.getPort()
 				: (parsed && matcher.group(2) != null) ? Integer.parseInt(matcher.group(2)) : 3306;
-		String schema = (properties.getTables().getSchema() != null) ? properties.getTables().getSchema()
-				: parsed ? matcher.group(3) : "";
 		String username = (properties.getUsername() != null) ? properties.getUsername()
 				: environment.getProperty("spring.datasource.username");
 		String password = (properties.getPassword() != null) ? properties.getPassword()
 				: environment.getProperty("spring.datasource.password");
-		BinlogServer server = new BinlogServer(host, port, username, password, properties.getConnectTimeout());
+		return new BinlogServer(host, port, username, password, properties.getConnectTimeout());
+	}
+
+	/** The positions of this service's commits, for causal reads (ADR 0038). */
+	@Bean
+	CommitPositions commitPositions(BinlogServer server) {
+		return new CommitPositions(server);
+	}
+
+	@Bean
+	BinlogCapture binlogCapture(CaptureProperties properties, Environment environment, BinlogServer server,
+			StringRedisTemplate redis, ConcertCaches concertCaches, ObjectProvider<TieredCacheManager> cacheManager,
+			ObjectProvider<MeterRegistry> meterRegistry,
+			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
+		Matcher matcher = JDBC_URL.matcher(environment.getRequiredProperty("spring.datasource.url"));
+		String schema = (properties.getTables().getSchema() != null) ? properties.getTables().getSchema()
+				: matcher.matches() ? matcher.group(3) : "";
 		TieredCacheProperties caches = cacheProperties.getIfAvailable();
 		String keyPrefix = (caches != null && caches.keyPrefix() != null) ? caches.keyPrefix()
 				: TieredCacheManagerBuilder.DEFAULT_KEY_PREFIX;

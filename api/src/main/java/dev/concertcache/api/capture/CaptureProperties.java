@@ -256,6 +256,13 @@ public class CaptureProperties {
 		 */
 		private Duration maxLag = DEFAULT_MAX_LAG;
 
+		/**
+		 * How long a read that carries a commit position (a causal read, ADR 0038) waits for this instance to hear
+		 * the reader confirm that position; past it, the read goes to the database. As long as {@link #maxLag} by
+		 * default: an instance past it reads from the database anyway.
+		 */
+		private Duration causalReadWait = DEFAULT_MAX_LAG;
+
 		public Duration getInterval() {
 			return this.interval;
 		}
@@ -270,6 +277,14 @@ public class CaptureProperties {
 
 		public void setMaxLag(Duration maxLag) {
 			this.maxLag = maxLag;
+		}
+
+		public Duration getCausalReadWait() {
+			return this.causalReadWait;
+		}
+
+		public void setCausalReadWait(Duration causalReadWait) {
+			this.causalReadWait = causalReadWait;
 		}
 
 	}

@@ -1,0 +1,70 @@
+package dev.concertcache.api.capture;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.SQLException;
+import java.util.Base64;
+import java.util.function.Predicate;
+
+/**
+ * The two ends of a causal read (ADR 0038): the binary-log position after a commit of this service, handed to the
+ * client as a token, and whether a position the change feed confirmed covers a token's. A token is the
+ * position's stored form in URL-safe Base64, so that a header or a cookie carries it unchanged.
+ */
+public final class CommitPositions implements AutoCloseable {
+
+	private final BinlogServer.PositionProbe probe;
+
+	CommitPositions(BinlogServer server) {
+		this.probe = server.positionProbe();
+	}
+
+	/**
+	 * The server's position now, as a token: every transaction committed before the call, this request's included,
+	 * is within it.
+	 * @throws SQLException if the server did not answer
+	 */
+	public String now() throws SQLException {
+		return Base64.getUrlEncoder()
+			.withoutPadding()
+			.encodeToString(this.probe.current().format().getBytes(StandardCharsets.UTF_8));
+	}
+
+	/**
+	 * Whether a confirmed position (in the feed's stored form) covers {@code token}'s: same server, and every
+	 * transaction up to the token's read.
+	 * @throws IllegalArgumentException if {@code token} is not a position
+	 */
+	public Predicate<String> covering(String token) {
+		BinlogPosition wanted;
+		try {
+			wanted = BinlogPosition.parse(new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
+		}
+		catch (IllegalArgumentException ex) {
+			wanted = null;
+		}
+		if (wanted == null || !comparable(wanted)) {
+			throw new IllegalArgumentException("not a position this service issued");
+		}
+		BinlogPosition covered = wanted;
+		return (heard) -> {
+			BinlogPosition position = BinlogPosition.parse(heard);
+			return position != null && position.includes(covered);
+		};
+	}
+
+	/** Whether the position's GTID set or file parses, as comparing it needs. */
+	private static boolean comparable(BinlogPosition position) {
+		try {
+			return position.includes(position);
+		}
+		catch (RuntimeException ex) {
+			return false;
+		}
+	}
+
+	@Override
+	public void close() {
+		this.probe.close();
+	}
+
+}
