@@ -39,10 +39,12 @@ TITLE = re.compile(r"^fresh-(\d+)-(\d+)$")
 KINDS = ("api-same-instance", "api-other-instance", "sql")
 PAGE_SIZE = 20  # the journey's first list page (?size=20), so readers and the background load share its cache key
 SLO_MISSED = 99
+POSITION = "Concert-Cache-Position"  # the header a write answers with and a causal read carries (ADR 0038)
 
 # writer: an instance name (an admin PUT through it) or "sql"; acked: None when the write failed.
 Write = namedtuple("Write", "writer concert version sent acked")
-# resource: "detail" (GET /api/concerts/{id}) or "list" (the first page, one Read per written concert on it).
+# resource: "detail" (GET /api/concerts/{id}), "list" (the first page, one Read per written concert on it) or "causal"
+# (the detail read on another instance right after an API write, carrying the write's commit position, ADR 0038).
 Read = namedtuple("Read", "instance resource concert version sent received")
 Stale = namedtuple("Stale", "instance kind resource concert seen expected age sent")
 # Fault log lines run.sh writes when an instance leaves and rejoins the load balancer's rotation (stopped, killed,
@@ -193,6 +195,8 @@ def verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer):
             reasons.append(f"{where}: {len(row.stale)} stale reads")
         if kind == "api-same-instance" and row.behind:
             reasons.append(f"{where}: {row.behind} reads older than the instance's own acknowledged write")
+        if resource == "causal" and row.behind:
+            reasons.append(f"{where}: {row.behind} reads carrying a write's position older than that write")
         if p99 is not None and limit is not None and p99 > limit:
             reasons.append(f"{where}: lag p99 {p99:.1f} ms > {limit} ms")
     for writer, (acked, failed) in sorted(writes_by_writer.items()):
@@ -224,7 +228,8 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
         f"freshness | instances {params['instances']} | {params['duration']:.0f} s | fault {params['fault']}",
         f"  writes {params['write_rate']}/s per writer ({', '.join(sorted(writes_by_writer))}), "
         f"sampling reads {params['read_rate']}/s per instance, probes from {params.get('probe_interval_ms', '?')} ms "
-        f"until seen, concerts 1..{params['concerts_written']}",
+        f"until seen, concerts 1..{params['concerts_written']}; after each API write, a causal read on another "
+        "instance carrying its position",
         f"  stale: a read sent more than {stale_after * 1000:.0f} ms after a newer write was acknowledged; "
         f"limits: lag p99 {fmt_limit(lag_p99_ms)} (api), {fmt_limit(sql_lag_p99_ms)} (sql)",
         "",
@@ -261,7 +266,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
             out.append(f"  {s.sent:8.3f}  {s.instance:<9}{s.resource:<9}{s.concert:>8}{s.seen:>6}"
                        f"{s.expected:>9}{s.age * 1000:>8.0f}")
     out.append("")
-    out.append("  PASS: no stale read, no writer behind its own write"
+    out.append("  PASS: no stale read, no writer behind its own write, no causal read behind its client's write"
                + (", every lag p99 within its limit" if (lag_p99_ms, sql_lag_p99_ms) != (None, None) else "") if passed else
                "  FAIL: " + "; ".join(reasons))
     return "\n".join(out), passed, reasons, stale, writes_by_writer
@@ -284,15 +289,20 @@ class Client:
 
     def request(self, method, path, body=None, headers=None):
         """(status, body bytes), or (None, None) when the request failed."""
+        status, body, _ = self.exchange(method, path, body, headers)
+        return status, body
+
+    def exchange(self, method, path, body=None, headers=None):
+        """(status, body bytes, response headers), or (None, None, None) when the request failed."""
         try:
             if self.conn is None:
                 self.conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
             self.conn.request(method, path, body=body, headers=headers or {})
             response = self.conn.getresponse()
-            return response.status, response.read()
+            return response.status, response.read(), response.headers
         except (OSError, http.client.HTTPException):
             self.close()
-            return None, None
+            return None, None, None
 
     def close(self):
         if self.conn is not None:
@@ -440,10 +450,10 @@ class Run:
         with self.lock:
             self.reads.extend(reads)
 
-    def read(self, instance, client, resource, concert, reads):
+    def read(self, instance, client, resource, concert, reads, headers=None):
         path = f"/api/concerts?size={PAGE_SIZE}" if resource == "list" else f"/api/concerts/{concert}"
         sent = self.now()
-        status, body = client.request("GET", path)
+        status, body = client.request("GET", path, headers=headers)
         received = self.now()
         try:
             if status != 200:
@@ -464,7 +474,9 @@ class Run:
         concerts = [c for c in self.concerts if self.writer_of[c] == writer]
         versions = dict.fromkeys(concerts, 0)
         write = self.sql_writer() if writer == "sql" else self.api_writer(self.instances[writer])
-        writes = []
+        # The writer's client reads its write back through the other instances in turn, carrying its position.
+        others = [(name, Client(base)) for name, base in self.instances.items() if name != writer]
+        writes, reads = [], []
         for n, _ in enumerate(self.paced(self.args.write_rate, until)):
             concert = concerts[n % len(concerts)]
             versions[concert] += 1
@@ -475,9 +487,15 @@ class Run:
             writes.append(Write(writer, concert, version, sent, acked))
             if ok:
                 self.probes.add(concert, version, acked)
+                if isinstance(ok, str) and others:
+                    name, client = others[n % len(others)]
+                    self.read(name, client, "causal", concert, reads, {POSITION: ok})
         write(None, None)
+        for _, client in others:
+            client.close()
         with self.lock:
             self.writes.extend(writes)
+            self.reads.extend(reads)
 
     def api_writer(self, base):
         client = Client(base, timeout=10.0)
@@ -490,8 +508,9 @@ class Run:
             f = self.fields[concert]
             body = {"title": f"fresh-{concert}-{version}", "artist": f["artist"], "venue": f["venue"],
                     "description": f.get("description") or "", "startDate": f["startDate"], "endDate": f["endDate"]}
-            status, _ = client.request("PUT", f"/api/concerts/{concert}", json.dumps(body), headers)
-            return status == 200
+            status, _, response = client.exchange("PUT", f"/api/concerts/{concert}", json.dumps(body), headers)
+            # The commit position (ADR 0038), for the causal read; True where the service gives none.
+            return (response.get(POSITION) or True) if status == 200 else False
 
         return write
 

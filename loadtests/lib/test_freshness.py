@@ -140,6 +140,14 @@ class VerdictTests(unittest.TestCase):
         self.assertFalse(passed)
         self.assertEqual(reasons, ["a api-same-instance detail: 1 reads older than the instance's own acknowledged write"])
 
+    def test_a_causal_read_on_another_instance_older_than_its_clients_write_fails_even_within_the_second(self):
+        writes = [Write("a", 1, 1, 10.0, 10.010)]
+        reads = [Read("b", "causal", 1, 0, 10.011, 10.020), detail("b", 1, 0, 10.012), detail("b", 1, 1, 10.030)]
+        passed, reasons = verdict(analyze(writes, reads, STALE_AFTER), 100, 250, {"a": (1, 0)})
+        self.assertFalse(passed)
+        self.assertEqual(reasons, ["b api-other-instance causal: 1 reads carrying a write's position older than "
+                                   "that write"])
+
     def test_a_writer_with_no_acknowledged_write_fails_the_run(self):
         passed, reasons = verdict({}, 100, 250, {"sql": (0, 5)})
         self.assertFalse(passed)
