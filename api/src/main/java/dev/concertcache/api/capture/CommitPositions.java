@@ -24,9 +24,15 @@ public final class CommitPositions implements AutoCloseable {
 	 * @throws SQLException if the server did not answer
 	 */
 	public String now() throws SQLException {
-		return Base64.getUrlEncoder()
-			.withoutPadding()
-			.encodeToString(this.probe.current().format().getBytes(StandardCharsets.UTF_8));
+		BinlogPosition position;
+		try {
+			position = this.probe.current();
+		}
+		catch (SQLException ex) {
+			// The connection kept open went away (a server restart, an idle timeout): once more on a new one.
+			position = this.probe.current();
+		}
+		return Base64.getUrlEncoder().withoutPadding().encodeToString(position.format().getBytes(StandardCharsets.UTF_8));
 	}
 
 	/**

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
@@ -78,6 +79,9 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 	private BinlogCapture capture;
 
 	@Autowired
+	private CommitPositions positions;
+
+	@Autowired
 	private StringRedisTemplate redis;
 
 	@Autowired
@@ -136,23 +140,21 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			sql("UPDATE schedule SET total_seats = 7 WHERE concert_id = 3");
 			sql("INSERT INTO concert (id, title, artist, venue, description, start_date, end_date, created_at, "
 					+ "updated_at) VALUES (999, 'Inserted By SQL', 'a', 'v', 'd', '2026-12-01', '2026-12-02', NOW(), NOW())");
+			awaitConfirmedEverywhere(second);
 			for (int port : new int[] { this.port, other }) {
-				await().atMost(PROMPTLY).untilAsserted(() -> {
-					assertThat(title(port, 3)).isEqualTo("Changed By SQL");
-					assertThat(get(port, "/api/concerts?size=10").body()).contains("Changed By SQL");
-					assertThat(get(port, "/api/concerts/3/schedules").body()).contains("\"totalSeats\":7")
-						.doesNotContain("\"totalSeats\":1");
-					assertThat(title(port, 999)).isEqualTo("Inserted By SQL");
-				});
+				assertThat(title(port, 3)).isEqualTo("Changed By SQL");
+				assertThat(get(port, "/api/concerts?size=10").body()).contains("Changed By SQL");
+				assertThat(get(port, "/api/concerts/3/schedules").body()).contains("\"totalSeats\":7")
+					.doesNotContain("\"totalSeats\":1");
+				assertThat(title(port, 999)).isEqualTo("Inserted By SQL");
 			}
 			sql("DELETE FROM concert WHERE id = 3");
+			awaitConfirmedEverywhere(second);
 			for (int port : new int[] { this.port, other }) {
-				await().atMost(PROMPTLY).untilAsserted(() -> {
-					assertThat(get(port, "/api/concerts/3").status()).isEqualTo(404);
-					assertThat(get(port, "/api/concerts/3/schedules").status()).as("schedules removed by cascade")
-						.isEqualTo(404);
-					assertThat(get(port, "/api/concerts?size=10").body()).doesNotContain("Changed By SQL");
-				});
+				assertThat(get(port, "/api/concerts/3").status()).isEqualTo(404);
+				assertThat(get(port, "/api/concerts/3/schedules").status()).as("schedules removed by cascade")
+					.isEqualTo(404);
+				assertThat(get(port, "/api/concerts?size=10").body()).doesNotContain("Changed By SQL");
 			}
 		}
 	}
@@ -202,10 +204,8 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 		get("/api/concerts/5/schedules");
 		assertThat(title(this.port, 4)).as("cached, nobody reads the binlog").isEqualTo(before);
 		this.capture.start();
-		await().atMost(PROMPTLY).untilAsserted(() -> {
-			assertThat(title(this.port, 4)).isEqualTo("Changed While Stopped");
-			assertThat(get("/api/concerts/5/schedules").body()).contains("\"totalSeats\":11");
-		});
+		assertServedOnceConfirmed(4, "Changed While Stopped");
+		assertThat(get("/api/concerts/5/schedules").body()).contains("\"totalSeats\":11");
 		assertThat(positionLost()).as("resumed from the stored position, no flush").isEqualTo(flushes);
 	}
 
@@ -354,7 +354,7 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 		assertThat(connection).isPositive();
 		sql("KILL " + connection);
 		sql("UPDATE concert SET title = 'Changed After The Kill' WHERE id = 7");
-		await().atMost(PROMPTLY).untilAsserted(() -> assertThat(title(this.port, 7)).isEqualTo("Changed After The Kill"));
+		assertServedOnceConfirmed(7, "Changed After The Kill");
 		assertThat(this.meters.counter("concert.cache.capture.reconnects").count()).isGreaterThan(reconnects);
 		assertThat(this.capture.connectionId()).isNotEqualTo(connection);
 	}
@@ -368,10 +368,7 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			redisServer.kill();
 			sql("UPDATE concert SET title = 'Changed While Redis Was Down' WHERE id = 8");
 			redisServer.start();
-			for (int port : new int[] { this.port, other }) {
-				await().atMost(Duration.ofSeconds(10))
-					.untilAsserted(() -> assertThat(title(port, 8)).isEqualTo("Changed While Redis Was Down"));
-			}
+			assertServedOnceConfirmed(8, "Changed While Redis Was Down", second);
 		}
 	}
 
@@ -392,8 +389,7 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			admin.sync().dispatch(CommandType.CLIENT, new StatusOutput<>(StringCodec.UTF8),
 					new CommandArgs<>(StringCodec.UTF8).add("UNPAUSE"));
 		}
-		await().atMost(Duration.ofSeconds(10))
-			.untilAsserted(() -> assertThat(title(this.port, 10)).isEqualTo("Sent Again"));
+		assertServedOnceConfirmed(10, "Sent Again");
 		assertThat(this.meters.counter("concert.cache.capture.reconnects").count()).isEqualTo(reconnects);
 		assertThat(this.capture.connectionId()).isEqualTo(connection);
 	}
@@ -465,10 +461,7 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			assertThat(standby.state()).isEqualTo(BinlogCapture.State.STANDBY);
 			reader.stop();
 			sql("UPDATE concert SET title = 'Changed During The Handover' WHERE id = 9");
-			for (int port : new int[] { this.port, other }) {
-				await().atMost(PROMPTLY)
-					.untilAsserted(() -> assertThat(title(port, 9)).isEqualTo("Changed During The Handover"));
-			}
+			assertServedOnceConfirmed(9, "Changed During The Handover", second);
 			assertThat(standby.state()).isEqualTo(BinlogCapture.State.STREAMING);
 			reader.start();
 		}
@@ -483,14 +476,15 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			title(other, 14);
 			// A holder neither instance knows (an instance that died holding it), until the test removes it.
 			this.redis.opsForValue().set("{concert-cache:capture}:leader", "a-dead-reader", Duration.ofMinutes(1));
-			await().atMost(PROMPTLY).until(() -> this.capture.state() == BinlogCapture.State.STANDBY
-					&& secondCapture.state() == BinlogCapture.State.STANDBY);
-			sql("UPDATE concert SET title = 'Committed While Nobody Read' WHERE id = 14");
-			this.redis.delete("{concert-cache:capture}:leader");
-			for (int port : new int[] { this.port, other }) {
-				await().atMost(PROMPTLY)
-					.untilAsserted(() -> assertThat(title(port, 14)).isEqualTo("Committed While Nobody Read"));
+			try {
+				await().atMost(PROMPTLY).until(() -> this.capture.state() == BinlogCapture.State.STANDBY
+						&& secondCapture.state() == BinlogCapture.State.STANDBY);
+				sql("UPDATE concert SET title = 'Committed While Nobody Read' WHERE id = 14");
 			}
+			finally {
+				this.redis.delete("{concert-cache:capture}:leader");
+			}
+			assertServedOnceConfirmed(14, "Committed While Nobody Read", second);
 		}
 	}
 
@@ -593,6 +587,37 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 
 	private static int port(ConfigurableApplicationContext context) {
 		return context.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+	}
+
+	/**
+	 * Waits until every instance has heard the reader confirm the server's position now, then reads concert
+	 * {@code id} once on each: its tiers are trusted again by then, so the new title is served only if the reader
+	 * invalidated the change (ADR 0038), not because the instance read past tiers it no longer trusted.
+	 */
+	private void assertServedOnceConfirmed(long id, String title, ConfigurableApplicationContext... others)
+			throws Exception {
+		awaitConfirmedEverywhere(others);
+		assertThat(title(this.port, id)).isEqualTo(title);
+		for (ConfigurableApplicationContext other : others) {
+			assertThat(title(port(other), id)).isEqualTo(title);
+		}
+	}
+
+	/** Waits until this instance and {@code others} have heard the reader confirm the server's position now. */
+	private void awaitConfirmedEverywhere(ConfigurableApplicationContext... others) throws SQLException {
+		Predicate<String> committed = this.positions.covering(this.positions.now());
+		try {
+			assertThat(this.caches.awaitChangeFeed(committed, PROMPTLY)).as("confirmed on this instance").isTrue();
+			for (ConfigurableApplicationContext other : others) {
+				assertThat(other.getBean(TieredCacheManager.class).awaitChangeFeed(committed, PROMPTLY))
+					.as("confirmed on the other instance")
+					.isTrue();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new IllegalStateException(ex);
+		}
 	}
 
 	private ConfigurableApplicationContext secondInstance() {
