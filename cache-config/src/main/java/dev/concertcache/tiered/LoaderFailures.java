@@ -58,8 +58,8 @@ public final class LoaderFailures {
 
 	/**
 	 * Whether {@code failure} says the loader cannot be reached at all, as opposed to answering but shedding this load
-	 * (a full bulkhead, a statement or lock timeout, a busy pool): the loader's circuit breaker is open, or a cause is
-	 * a refused or lost connection ({@link ConnectException}, {@link NoRouteToHostException},
+	 * (a statement or lock timeout, a busy pool): a cause is a refused or lost connection (a rejection by the loader's
+	 * breaker or bulkhead carries the last load's failure as its cause while that load could not reach it) ({@link ConnectException}, {@link NoRouteToHostException},
 	 * {@link UnknownHostException}, {@link SQLNonTransientConnectionException}, {@link SQLRecoverableException}).
 	 * A cache serves what its tiers hold, even what its freshness gate refused, only then: while the database answers,
 	 * a read goes to it.
@@ -69,9 +69,7 @@ public final class LoaderFailures {
 	public static boolean isUnreachable(Throwable failure) {
 		Throwable current = failure;
 		for (int depth = 0; current != null && depth < MAXIMUM_DEPTH; depth++) {
-			if ((current instanceof LoadRejectedException rejected
-					&& rejected.getReason() == LoadRejectedException.Reason.CIRCUIT_OPEN)
-					|| current instanceof ConnectException || current instanceof NoRouteToHostException
+			if (current instanceof ConnectException || current instanceof NoRouteToHostException
 					|| current instanceof UnknownHostException || current instanceof SQLNonTransientConnectionException
 					|| current instanceof SQLRecoverableException) {
 				return true;

@@ -30,6 +30,9 @@ final class LoaderGuard {
 
 	private final Duration openWait;
 
+	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
+	private volatile @Nullable Throwable lastUnreachable;
+
 	LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name,
 			TieredCacheConfiguration configuration) {
 		this.bulkhead = bulkheads.bulkhead(name, configuration.loaderBulkhead());
@@ -46,10 +49,13 @@ final class LoaderGuard {
 
 	/**
 	 * Calls {@code loader} if the breaker and the bulkhead let it.
-	 * @throws LoadRejectedException if either does not
+	 * @throws LoadRejectedException if either does not; while the last load to end could not reach the loader,
+	 * caused by that load's failure, so that {@link LoaderFailures#isUnreachable} says so of the rejection too: the
+	 * breaker opened for it, or the bulkhead's slots are held by loads waiting for connections the database does not
+	 * take. A breaker opened by timeouts rejects as a database that answers.
 	 */
 	<T> T call(Supplier<T> loader) {
-		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, loader);
+		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, () -> observed(loader));
 		if (this.breaker != null) {
 			guarded = CircuitBreaker.decorateSupplier(this.breaker, guarded);
 		}
@@ -57,10 +63,29 @@ final class LoaderGuard {
 			return guarded.get();
 		}
 		catch (CallNotPermittedException ex) {
-			throw new LoadRejectedException(Reason.CIRCUIT_OPEN, this.openWait, ex);
+			throw new LoadRejectedException(Reason.CIRCUIT_OPEN, this.openWait, causedBy(ex));
 		}
 		catch (BulkheadFullException ex) {
-			throw new LoadRejectedException(Reason.BULKHEAD_FULL, BULKHEAD_RETRY_AFTER, ex);
+			throw new LoadRejectedException(Reason.BULKHEAD_FULL, BULKHEAD_RETRY_AFTER, causedBy(ex));
+		}
+	}
+
+	/** The last load's failure if it could not reach the loader, else {@code rejection}. */
+	private Throwable causedBy(RuntimeException rejection) {
+		Throwable unreachable = this.lastUnreachable;
+		return (unreachable != null) ? unreachable : rejection;
+	}
+
+	/** Calls {@code loader}, remembering whether it failed for want of a reachable loader. */
+	private <T> T observed(Supplier<T> loader) {
+		try {
+			T result = loader.get();
+			this.lastUnreachable = null;
+			return result;
+		}
+		catch (RuntimeException | Error ex) {
+			this.lastUnreachable = LoaderFailures.isUnreachable(ex) ? ex : null;
+			throw ex;
 		}
 	}
 

@@ -5,7 +5,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.sql.SQLNonTransientConnectionException;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+
+import io.github.resilience4j.bulkhead.BulkheadConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreaker;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -224,6 +233,56 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void aFullBulkheadWhileTheLastLoadCouldNotReachTheDatabaseServesWhatTheStalledFeedRefused() throws Exception {
+		CacheUnderTest<Long, Item> cache = oneSlotBehindTheFeed();
+		Lookup<Item> unreachable = cache.lookup(1L, unreachableDatabase());
+		assertThat(unreachable.value()).contains(OLD);
+		assertThat(unreachable.stale()).isTrue();
+
+		try (ParkedLoad parked = ParkedLoad.of(cache, 3L)) {
+			Lookup<Item> rejected = cache.lookup(2L, () -> Optional.of(NEW));
+			assertThat(rejected.value()).as("its slot held by a load waiting for a connection").contains(OLD);
+			assertThat(rejected.stale()).isTrue();
+		}
+	}
+
+	@Test
+	void aFullBulkheadWhileTheDatabaseAnswersServesNothingTheStalledFeedRefused() throws Exception {
+		CacheUnderTest<Long, Item> cache = oneSlotBehindTheFeed();
+		assertThat(cache.get(4L, () -> Optional.of(NEW))).contains(NEW);
+
+		try (ParkedLoad parked = ParkedLoad.of(cache, 3L)) {
+			assertThatExceptionOfType(LoadRejectedException.class)
+				.isThrownBy(() -> cache.lookup(2L, () -> Optional.of(NEW)))
+				.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(LoadRejectedException.Reason.BULKHEAD_FULL));
+		}
+	}
+
+	@Test
+	void aBreakerOpenedByTimeoutsServesNothingTheStalledFeedRefused() {
+		CacheInstance instance = instance(following(CacheInstance.properties((settings) -> settings.cacheDefaults(
+				settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(1)).withLoaderCircuitBreaker(
+						CircuitBreakerConfig.custom().minimumNumberOfCalls(2).slidingWindowSize(2).build())))));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		Supplier<Optional<Item>> timingOut = () -> {
+			throw new QueryTimeoutException("statement timed out under load");
+		};
+		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
+		for (long key = 10; key < 20 && breaker.getState() != CircuitBreaker.State.OPEN; key++) {
+			long id = key;
+			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> cache.lookup(id, timingOut));
+		}
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+
+		assertThatExceptionOfType(LoadRejectedException.class).as("the breaker is open; the database answers")
+			.isThrownBy(() -> cache.lookup(1L, () -> Optional.of(NEW)))
+			.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(LoadRejectedException.Reason.CIRCUIT_OPEN));
+	}
+
+	@Test
 	void whileTheDatabaseCannotBeReachedACacheThatServesNothingStaleServesWhatIsWithinItsTimeToLive() {
 		CacheInstance.Settings properties = following(CacheInstance.properties((settings) -> settings
 			.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO))));
@@ -263,6 +322,47 @@ class TieredCacheChangeFeedTests {
 			Duration silence = instance.manager.getChangeFeedSilence();
 			return silence != null && silence.compareTo(MAX_LAG) <= 0;
 		});
+	}
+
+	/**
+	 * A cache whose loader guard has one slot and no wait, following a feed that has stalled past max-lag, with
+	 * keys 1 and 2 in L1 (their values refused by the gate from now on).
+	 */
+	private CacheUnderTest<Long, Item> oneSlotBehindTheFeed() {
+		CacheInstance instance = instance(following(CacheInstance.properties((settings) -> settings.cacheDefaults(
+				settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(1)).withLoaderBulkhead(
+						BulkheadConfig.custom().maxConcurrentCalls(1).maxWaitDuration(Duration.ZERO).build())))));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		assertThat(cache.get(2L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		return cache;
+	}
+
+	/** A load of one key parked in its loader, holding its slot of the bulkhead until closed. */
+	private record ParkedLoad(CountDownLatch release, Future<?> load, ExecutorService thread) implements AutoCloseable {
+
+		static ParkedLoad of(CacheUnderTest<Long, Item> cache, long key) throws InterruptedException {
+			CountDownLatch started = new CountDownLatch(1);
+			CountDownLatch release = new CountDownLatch(1);
+			ExecutorService thread = Executors.newSingleThreadExecutor();
+			Future<?> load = thread.submit(() -> cache.get(key, () -> {
+				started.countDown();
+				Latches.awaitRelease(release);
+				return Optional.of(NEW);
+			}));
+			assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+			return new ParkedLoad(release, load, thread);
+		}
+
+		@Override
+		public void close() throws Exception {
+			this.release.countDown();
+			this.load.get(10, TimeUnit.SECONDS);
+			this.thread.shutdown();
+		}
+
 	}
 
 	/** A loader whose database refuses connections, as HikariCP reports it once MariaDB is gone. */
