@@ -73,14 +73,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	};
 
-	private static final Runnable NOTHING = () -> {
-	};
-
-	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
-	private volatile Runnable betweenEvictionSteps = NOTHING;
-
-	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
-	private volatile Runnable afterEvictionInL1 = NOTHING;
+	private final CacheEvictions evictions;
 
 	DefaultTieredCache(String name, Class<K> keyType, Class<V> valueType, TieredCacheConfiguration spec,
 			Collaborators<V> collaborators) {
@@ -99,6 +92,13 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.feed = collaborators.feed();
 		this.pending = collaborators.pending();
 		this.metrics = collaborators.metrics();
+		this.evictions = new CacheEvictions(name, this.local, this.redis, this.generations, this.pending,
+				this.metrics);
+	}
+
+	/** This cache's evictions and the invalidations it hears, for the manager's dispatch, retries and failovers. */
+	CacheEvictions evictions() {
+		return this.evictions;
 	}
 
 	@Override
@@ -126,13 +126,13 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	/** Evicts now (the decorator defers it to after the commit); queued if Redis is down. */
 	@Override
 	public void evict(K key) {
-		evictNow(this.keys.encode(key));
+		this.evictions.evictNow(this.keys.encode(key));
 	}
 
 	/** Evicts now (the decorator defers it to after the commit); queued if Redis is down. */
 	@Override
 	public void evictAll() {
-		evictAllNow();
+		this.evictions.evictAllNow();
 	}
 
 	@Override
@@ -140,7 +140,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		String encoded = this.keys.encode(key);
 		try {
 			// Pending as evict's would be: this instance must not read Redis' old value back until it lands.
-			evictInRedis(encoded, () -> this.pending.add(this.name, encoded));
+			this.evictions.evictInRedis(encoded, () -> this.pending.add(this.name, encoded));
 		}
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
@@ -150,7 +150,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	@Override
 	public void invalidateAll() {
 		try {
-			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
+			this.evictions.evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 		}
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
@@ -178,136 +178,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	/** The Redis key {@code key} is stored under now; for tests and diagnostics. */
 	String redisKey(K key) {
 		return this.redis.valueKey(this.keys.encode(key));
-	}
-
-	/**
-	 * Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down.
-	 * @return whether Redis took it
-	 */
-	boolean evictNow(String key) {
-		try {
-			evictInRedis(key, () -> this.pending.add(this.name, key));
-			return true;
-		}
-		catch (RedisUnavailableException ex) {
-			return false;
-		}
-	}
-
-	/**
-	 * Makes every entry of this cache unreachable on every instance; queued if Redis is down.
-	 * @return whether Redis took it
-	 */
-	boolean evictAllNow() {
-		try {
-			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
-			return true;
-		}
-		catch (RedisUnavailableException ex) {
-			return false;
-		}
-	}
-
-	/**
-	 * Tombstones the key in Redis and announces it, then clears it from L1; L1 is cleared even if Redis failed.
-	 * In this order because a read between the two steps must not put the old value back: before the tombstone it
-	 * can only find the old value in L1 (the write is not acknowledged yet), after it Redis holds the tombstone.
-	 * @param unavailable runs if Redis does not take it, before L1 is cleared (see {@link #evictAllInRedis})
-	 */
-	private void evictInRedis(String key, Runnable unavailable) {
-		try {
-			adoptGeneration(this.redis.evict(key));
-			this.betweenEvictionSteps.run();
-		}
-		catch (RedisUnavailableException ex) {
-			unavailable.run();
-			throw ex;
-		}
-		finally {
-			this.local.invalidate(key, "explicit");
-			this.afterEvictionInL1.run();
-		}
-	}
-
-	/**
-	 * Moves the generation in Redis and here, then clears L1 (L1 even if Redis failed): a read in between either
-	 * uses the new generation or puts its entry into L1 before it is cleared.
-	 * @param unavailable runs if Redis does not take it, before L1 is cleared: a pending eviction must cover the
-	 * cache before a read can miss L1 because of this one, or that read finds Redis' old value and keeps it (a read
-	 * that starts while L1 is being cleared is not necessarily cleared with it)
-	 */
-	private void evictAllInRedis(Runnable unavailable) {
-		try {
-			this.generations.advance(this.redis.evictAll());
-			this.betweenEvictionSteps.run();
-		}
-		catch (RedisUnavailableException ex) {
-			unavailable.run();
-			throw ex;
-		}
-		finally {
-			this.local.invalidateAll("explicit");
-			this.afterEvictionInL1.run();
-		}
-	}
-
-	/**
-	 * Applies an invalidation message from another instance. The generation first: a read that starts after the
-	 * L1 step must use the generation the message names.
-	 */
-	void onInvalidation(String key, long generation) {
-		this.metrics.received.increment();
-		if (generation == InvalidationStream.NOT_LANDED) {
-			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
-			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
-			this.pending.add(this.name, key);
-			this.redis.heardNotLanded(key);
-			if (PendingEvictions.ALL.equals(key)) {
-				this.local.invalidateAll("remote");
-			}
-			else {
-				this.local.invalidate(key, "remote");
-			}
-			return;
-		}
-		if (PendingEvictions.ALL.equals(key)) {
-			this.generations.advance(generation);
-			this.local.invalidateAll("remote");
-			return;
-		}
-		if (adoptGeneration(generation)) {
-			return;
-		}
-		this.local.invalidate(key, "remote");
-	}
-
-	/** Moves to a newer generation Redis reported, clearing L1 if it did (see {@link Generations#adopt}). */
-	private boolean adoptGeneration(long current) {
-		if (!this.generations.adopt(current)) {
-			return false;
-		}
-		this.local.invalidateAll("generation");
-		return true;
-	}
-
-	/**
-	 * Moves to a newer generation, L1 kept: this instance's own evict-all heard back from the stream (L1 was cleared
-	 * when it was made), or its own move after a failover, which makes stale what Redis holds, not L1 (ADR 0035).
-	 */
-	void advanceGeneration(long next) {
-		this.generations.advance(next);
-	}
-
-	/** Applies another instance's move after a failover: what Redis holds is stale, not L1 (ADR 0035). */
-	void onGenerationMoved(long generation) {
-		this.metrics.received.increment();
-		this.generations.advance(generation);
-	}
-
-	/** Forgets everything this instance knows, after invalidations may have been lost. */
-	void flush() {
-		this.generations.forget();
-		this.local.invalidateAll("flush");
 	}
 
 	/** The encoded keys of this instance's hottest fresh L1 entries, hottest first, at most {@code n}. */
@@ -356,16 +226,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			}
 		}
 		return filled;
-	}
-
-	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */
-	void betweenEvictionSteps(Runnable hook) {
-		this.betweenEvictionSteps = hook;
-	}
-
-	/** Runs {@code hook} right after the L1 step of the next evictions; for tests of what a read finds then. */
-	void afterEvictionInL1(Runnable hook) {
-		this.afterEvictionInL1 = hook;
 	}
 
 	void beforeLockWait(Runnable hook) {

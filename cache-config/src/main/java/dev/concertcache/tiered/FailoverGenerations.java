@@ -115,7 +115,7 @@ final class FailoverGenerations {
 	void flush(String reason) {
 		logger.info("Flushing L1 of every cache: " + reason);
 		this.redis.forgetRegistrations();
-		this.caches.get().forEach(DefaultTieredCache::flush);
+		this.caches.get().forEach((cache) -> cache.evictions().flush());
 	}
 
 	/**
@@ -188,16 +188,16 @@ final class FailoverGenerations {
 			try {
 				long generation = move.applyAsLong(cache.name());
 				if (clearL1) {
-					cache.onInvalidation(PendingEvictions.ALL, generation);
+					cache.evictions().onInvalidation(PendingEvictions.ALL, generation);
 				}
 				else {
-					cache.advanceGeneration(generation);
+					cache.evictions().advanceGeneration(generation);
 				}
 			}
 			catch (RuntimeException ex) {
 				if (clearL1) {
 					this.pending.add(cache.name(), PendingEvictions.ALL);
-					cache.flush();
+					cache.evictions().flush();
 				}
 				else {
 					this.pending.add(cache.name(), PendingEvictions.GENERATION);
@@ -218,7 +218,7 @@ final class FailoverGenerations {
 	/** Moves {@code cache}'s generation again as the last failover did; whether Redis took it. */
 	boolean retryMove(DefaultTieredCache<?, ?> cache) {
 		try {
-			cache.advanceGeneration(this.failoverMove.applyAsLong(cache.name()));
+			cache.evictions().advanceGeneration(this.failoverMove.applyAsLong(cache.name()));
 			return true;
 		}
 		catch (RuntimeException ex) {

@@ -121,7 +121,7 @@ final class HotSetExchange {
 				continue;
 			}
 			try {
-				this.redis.publishHot(cache.name(), hottest, this.hotSet.size(), ttl, this.clock.millis());
+				this.redis.hotSets().publishHot(cache.name(), hottest, this.hotSet.size(), ttl, this.clock.millis());
 			}
 			catch (RedisUnavailableException ex) {
 				// The next publish tries again; a joining instance meanwhile reads the previous one.
@@ -150,7 +150,7 @@ final class HotSetExchange {
 					if (this.stopped) {
 						return;
 					}
-					List<String> keys = HotSetExchange.this.redis.hotKeys(cache.name(), size);
+					List<String> keys = HotSetExchange.this.redis.hotSets().hotKeys(cache.name(), size);
 					hot.put(cache, keys);
 					this.published += keys.size();
 				}

@@ -35,7 +35,7 @@ final class InvalidationDispatch {
 		DefaultTieredCache<?, ?> cache = (cacheName != null) ? this.caches.apply(cacheName) : null;
 		if (this.instanceId.equals(message.get("origin"))) {
 			if (cache != null && PendingEvictions.ALL.equals(key)) {
-				cache.advanceGeneration(generation);
+				cache.evictions().advanceGeneration(generation);
 			}
 			return;
 		}
@@ -45,10 +45,10 @@ final class InvalidationDispatch {
 		}
 		if (cache != null && PendingEvictions.ALL.equals(key)
 				&& InvalidationStream.REDIS_ONLY.equals(message.get(InvalidationStream.SCOPE))) {
-			cache.onGenerationMoved(generation);
+			cache.evictions().onGenerationMoved(generation);
 		}
 		else if (cache != null && key != null) {
-			cache.onInvalidation(key, generation);
+			cache.evictions().onInvalidation(key, generation);
 		}
 	}
 

@@ -72,7 +72,7 @@ final class PendingEvictionRetry {
 			if (this.pending.overflowed()) {
 				this.pending.overflowDone();
 				for (DefaultTieredCache<?, ?> cache : this.caches.get()) {
-					if (!cache.evictAllNow()) {
+					if (!cache.evictions().evictAllNow()) {
 						return;
 					}
 				}
@@ -88,9 +88,9 @@ final class PendingEvictionRetry {
 				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
 				// until then this instance's reads of the key do not use Redis.
 				boolean taken = switch (eviction.key()) {
-					case PendingEvictions.ALL -> cache.evictAllNow();
+					case PendingEvictions.ALL -> cache.evictions().evictAllNow();
 					case PendingEvictions.GENERATION -> this.failovers.retryMove(cache);
-					default -> cache.evictNow(eviction.key());
+					default -> cache.evictions().evictNow(eviction.key());
 				};
 				if (!taken) {
 					return;

@@ -6,9 +6,6 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
-import java.util.concurrent.TimeUnit;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
@@ -45,7 +42,7 @@ final class RedisTier {
 	 * Returns the value if it is a fresh one, else takes the lock if free; reports what the key held (nothing, a
 	 * tombstone, or a value kept only to be served stale). Freshness is the number after ARGV[4] (the envelope's
 	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh. The caller
-	 * has registered its shape before (see {@link #registerShape}): an eviction during its load tombstones its key.
+	 * has registered its shape before (see {@link ShapeRegistrations#register}): an eviction during its load tombstones its key.
 	 */
 	private static final RedisScript<List> GET_OR_LOCK = RedisScript.of("""
 			local v = redis.call('GET', KEYS[1])
@@ -74,10 +71,6 @@ final class RedisTier {
 			if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 			return 0
 			""", Long.class);
-
-	/** Registers a shape until ARGV[1] (epoch ms), never shortening a registration (GT still adds new ones). */
-	private static final RedisScript<Long> REGISTER_SHAPE = RedisScript.of(
-			"return redis.call('ZADD', KEYS[1], 'GT', ARGV[1], ARGV[2])", Long.class);
 
 	/**
 	 * Drops the shapes registered until before ARGV[1] (other instances' clocks: past by a tombstone's life) and
@@ -143,25 +136,6 @@ final class RedisTier {
 	 */
 	private static final Duration PRIMARY_MARKER_TTL = Duration.ofDays(1);
 
-	/**
-	 * Adds one instance's hottest keys (ARGV[3..]: score, key pairs) to a cache's hot set, keeps the ARGV[1] with
-	 * the highest scores (the most recently published, hottest first) and expires the set ARGV[2] ms after the last
-	 * publish: a set bounded in keys and in time whatever the number of instances.
-	 */
-	private static final RedisScript<Long> PUBLISH_HOT = RedisScript.of("""
-			for i = 3, #ARGV, 2 do redis.call('ZADD', KEYS[1], 'GT', ARGV[i], ARGV[i + 1]) end
-			redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[1]) + 1))
-			redis.call('PEXPIRE', KEYS[1], ARGV[2])
-			return redis.call('ZCARD', KEYS[1])
-			""", Long.class);
-
-	/**
-	 * How much longer than asked a shape is registered: the next loads of the shape then skip the registration
-	 * (one command per shape per cache every few minutes, not one per miss). A longer registration only makes
-	 * evictions tombstone that shape's key a while longer.
-	 */
-	private static final long SHAPE_REGISTRATION_SLACK_MILLIS = TimeUnit.MINUTES.toMillis(5);
-
 	private final StringRedisTemplate redis;
 
 	private final RedisCalls calls;
@@ -172,10 +146,11 @@ final class RedisTier {
 
 	private final InvalidationStream stream;
 
+	private final RedisHotSets hotSets;
+
 	private final long streamMaxLength;
 
-	/** Until when (epoch ms) this instance registered each {@code <cache> <shape>}, as far as it knows. */
-	private final ConcurrentMap<String, Long> registered = new ConcurrentHashMap<>();
+	private final ShapeRegistrations shapes;
 
 	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
 			long streamMaxLength, Runnable moved) {
@@ -193,6 +168,8 @@ final class RedisTier {
 		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
 		// Not under the format version: instances of every version in a rolling deploy hear each other.
 		this.stream = new InvalidationStream(redis, calls, keyPrefix + ":invalidations", streamMaxLength);
+		this.hotSets = new RedisHotSets(redis, calls, this.namespace);
+		this.shapes = new ShapeRegistrations(redis, calls, this::shapesKey);
 		this.streamMaxLength = streamMaxLength;
 	}
 
@@ -255,36 +232,16 @@ final class RedisTier {
 	}
 
 	/**
-	 * {@code {<prefix>:v1:<cache>:hot}}: the cache's hot set, a sorted set of encoded keys (not of Redis keys: they
-	 * outlive generations and shapes), its whole name its tag as for the counters.
+	 * Forgets which shapes this instance registered: after a flush or a failover, Redis may have lost the
+	 * registrations.
 	 */
-	String hotSetKey(String cache) {
-		return "{" + this.namespace + cache + ":hot}";
+	void forgetRegistrations() {
+		this.shapes.forget();
 	}
 
-	/**
-	 * Publishes {@code hottest} (encoded keys, hottest first) into {@code cache}'s hot set, scored by {@code now}
-	 * (epoch ms) less their rank, so that the newest publishes win and each keeps its order.
-	 * @return how many keys the set holds
-	 */
-	long publishHot(String cache, List<String> hottest, int size, long ttlMillis, long now) {
-		List<String> args = new ArrayList<>(2 + 2 * hottest.size());
-		args.add(String.valueOf(size));
-		args.add(String.valueOf(ttlMillis));
-		for (int rank = 0; rank < hottest.size(); rank++) {
-			args.add(String.valueOf(now - rank));
-			args.add(hottest.get(rank));
-		}
-		Long held = this.calls.withBreaker(cache, "hot-set", () -> this.redis.execute(PUBLISH_HOT, List.of(hotSetKey(cache)),
-				args.toArray()));
-		return (held != null) ? held : 0;
-	}
-
-	/** The hottest {@code max} keys (encoded) of {@code cache}'s hot set, hottest first. */
-	List<String> hotKeys(String cache, int max) {
-		Set<String> keys = this.calls.withBreaker(cache, "hot-set",
-				() -> this.redis.opsForZSet().reverseRange(hotSetKey(cache), 0, max - 1));
-		return (keys != null) ? List.copyOf(keys) : List.of();
+	/** The caches' hot sets in this tier's namespace. */
+	RedisHotSets hotSets() {
+		return this.hotSets;
 	}
 
 	/**
@@ -324,7 +281,7 @@ final class RedisTier {
 	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now,
 			String shape, long loadUntil) {
 		// Before the key is read: an eviction that reads the shapes after this tombstones the key this load stores.
-		registerShape(cache, shape, loadUntil);
+		this.shapes.register(cache, shape, loadUntil);
 		List<?> result = this.calls.withBreaker(cache, "lock",
 				() -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
 						String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
@@ -341,7 +298,7 @@ final class RedisTier {
 	boolean storeIfUnchanged(String cache, String valueKey, String lockKey, String seen, String value, long ttlMillis,
 			String token, String shape, long now) {
 		// Registered until the value expires before it is stored: an eviction until then tombstones it.
-		registerShape(cache, shape, now + ttlMillis);
+		this.shapes.register(cache, shape, now + ttlMillis);
 		Long stored = this.calls.withBreaker(cache, "put",
 				() -> this.redis.execute(STORE_IF_UNCHANGED, List.of(valueKey, lockKey), seen, value,
 						String.valueOf(ttlMillis), (token != null) ? token : ""));
@@ -350,30 +307,6 @@ final class RedisTier {
 
 	void unlock(String cache, String lockKey, String token) {
 		this.calls.withBreaker(cache, "unlock", () -> this.redis.execute(UNLOCK, List.of(lockKey), token));
-	}
-
-	/**
-	 * Registers {@code shape} as in use by {@code cache} until at least {@code until} (epoch ms), unless this
-	 * instance registered it that long already.
-	 */
-	void registerShape(String cache, String shape, long until) {
-		String registration = cache + " " + shape;
-		Long known = this.registered.get(registration);
-		if (known != null && known >= until) {
-			return;
-		}
-		long registeredUntil = until + SHAPE_REGISTRATION_SLACK_MILLIS;
-		this.calls.withBreaker(cache, "lock", () -> this.redis.execute(REGISTER_SHAPE, List.of(shapesKey(cache)),
-				String.valueOf(registeredUntil), shape));
-		this.registered.merge(registration, registeredUntil, Math::max);
-	}
-
-	/**
-	 * Forgets which shapes this instance registered: after a flush or a failover, Redis may have lost the
-	 * registrations.
-	 */
-	void forgetRegistrations() {
-		this.registered.clear();
 	}
 
 	/**

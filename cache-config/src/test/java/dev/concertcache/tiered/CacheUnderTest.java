@@ -61,19 +61,19 @@ final class CacheUnderTest<K, V> implements TieredCache<K, V> {
 	}
 
 	void flush() {
-		this.core.flush();
+		this.core.evictions().flush();
 	}
 
 	void onInvalidation(String key, long generation) {
-		this.core.onInvalidation(key, generation);
+		this.core.evictions().onInvalidation(key, generation);
 	}
 
 	void betweenEvictionSteps(Runnable hook) {
-		this.core.betweenEvictionSteps(hook);
+		this.core.evictions().betweenEvictionSteps(hook);
 	}
 
 	void afterEvictionInL1(Runnable hook) {
-		this.core.afterEvictionInL1(hook);
+		this.core.evictions().afterEvictionInL1(hook);
 	}
 
 	void beforeLockWait(Runnable hook) {

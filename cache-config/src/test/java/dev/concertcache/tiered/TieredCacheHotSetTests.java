@@ -121,7 +121,7 @@ class TieredCacheHotSetTests {
 		}
 		first.manager.hotSet().publish();
 		second.manager.hotSet().publish();
-		String key = first.manager.redisTier().hotSetKey(CACHE);
+		String key = first.manager.redisTier().hotSets().hotSetKey(CACHE);
 		assertThat(first.redis.opsForZSet().size(key)).isEqualTo(10);
 		assertThat(first.redis.getExpire(key)).isPositive()
 			.isLessThanOrEqualTo(HotSetConfiguration.DEFAULT_PUBLISH_INTERVAL.toSeconds()

@@ -9,8 +9,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 import io.lettuce.core.RedisClient;
@@ -242,28 +240,14 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			for (int port : new int[] { this.port, other }) {
 				assertThat(title(port, 14)).isNotEqualTo("Past The Stalled Reader");
 			}
-			CountDownLatch release = new CountDownLatch(1);
 			// The reader reads the change but cannot land it: a stalled landing thread, a reader far behind.
-			this.capture.beforeLanding(() -> {
-				try {
-					release.await(1, TimeUnit.MINUTES);
-				}
-				catch (InterruptedException ex) {
-					Thread.currentThread().interrupt();
-				}
-			});
-			try {
+			try (ParkedLanding parked = ParkedLanding.of(this.capture)) {
 				sql("UPDATE concert SET title = 'Past The Stalled Reader' WHERE id = 14");
 				for (int port : new int[] { this.port, other }) {
 					await().atMost(PROMPTLY)
 						.untilAsserted(() -> assertThat(title(port, 14)).isEqualTo("Past The Stalled Reader"));
 				}
 				assertThat(tombstoned(14)).as("not invalidated: both tiers were read past").isFalse();
-			}
-			finally {
-				this.capture.beforeLanding(() -> {
-				});
-				release.countDown();
 			}
 		}
 	}

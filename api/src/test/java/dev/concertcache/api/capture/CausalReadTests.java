@@ -1,8 +1,5 @@
 package dev.concertcache.api.capture;
 
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-
 import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -62,17 +59,8 @@ class CausalReadTests extends CachedApiTestSupport {
 	@Test
 	void aReadCarryingAPositionTheReaderHasNotConfirmedInTimeIsServedByTheDatabasePastWhatL1Holds() throws Exception {
 		assertThat(get("/api/concerts/6").json().get("title").asString()).isNotEqualTo("Behind The Reader");
-		CountDownLatch release = new CountDownLatch(1);
 		// The reader reads the change but cannot land it, so it confirms nothing past it.
-		this.capture.beforeLanding(() -> {
-			try {
-				release.await(1, TimeUnit.MINUTES);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		});
-		try {
+		try (ParkedLanding parked = ParkedLanding.of(this.capture)) {
 			// Another application's write; its client learned the position as a write through the API would.
 			this.jdbc.sql("UPDATE concert SET title = 'Behind The Reader' WHERE id = 6").update();
 			String position = this.positions.now();
@@ -82,11 +70,6 @@ class CausalReadTests extends CachedApiTestSupport {
 
 			assertThat(withPosition.json().get("title").asString()).isEqualTo("Behind The Reader");
 			assertThat(causalReads("database")).isEqualTo(database + 1);
-		}
-		finally {
-			this.capture.beforeLanding(() -> {
-			});
-			release.countDown();
 		}
 	}
 

@@ -1,0 +1,181 @@
+package dev.concertcache.tiered;
+
+/**
+ * One cache's evictions and the invalidations it hears (ADR 0013, ADR 0035): an eviction tombstones the key in
+ * Redis (or moves the cache's generation) and announces it, then clears L1; a message from another instance moves
+ * the generation or clears the key; an eviction Redis did not take is pending until it lands.
+ */
+final class CacheEvictions {
+
+	private static final Runnable NOTHING = () -> {
+	};
+
+	private final String name;
+
+	private final LocalTier<?> local;
+
+	private final RedisLoadProtocol<?> redis;
+
+	private final Generations generations;
+
+	private final PendingEvictions pending;
+
+	private final TieredCacheMetrics.ForCache metrics;
+
+	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
+	private volatile Runnable betweenEvictionSteps = NOTHING;
+
+	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
+	private volatile Runnable afterEvictionInL1 = NOTHING;
+
+	CacheEvictions(String name, LocalTier<?> local, RedisLoadProtocol<?> redis, Generations generations,
+			PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
+		this.name = name;
+		this.local = local;
+		this.redis = redis;
+		this.generations = generations;
+		this.pending = pending;
+		this.metrics = metrics;
+	}
+
+	/**
+	 * Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down.
+	 * @return whether Redis took it
+	 */
+	boolean evictNow(String key) {
+		try {
+			evictInRedis(key, () -> this.pending.add(this.name, key));
+			return true;
+		}
+		catch (RedisUnavailableException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * Makes every entry of this cache unreachable on every instance; queued if Redis is down.
+	 * @return whether Redis took it
+	 */
+	boolean evictAllNow() {
+		try {
+			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
+			return true;
+		}
+		catch (RedisUnavailableException ex) {
+			return false;
+		}
+	}
+
+	/**
+	 * Tombstones the key in Redis and announces it, then clears it from L1; L1 is cleared even if Redis failed.
+	 * In this order because a read between the two steps must not put the old value back: before the tombstone it
+	 * can only find the old value in L1 (the write is not acknowledged yet), after it Redis holds the tombstone.
+	 * @param unavailable runs if Redis does not take it, before L1 is cleared (see {@link #evictAllInRedis})
+	 */
+	void evictInRedis(String key, Runnable unavailable) {
+		try {
+			adoptGeneration(this.redis.evict(key));
+			this.betweenEvictionSteps.run();
+		}
+		catch (RedisUnavailableException ex) {
+			unavailable.run();
+			throw ex;
+		}
+		finally {
+			this.local.invalidate(key, "explicit");
+			this.afterEvictionInL1.run();
+		}
+	}
+
+	/**
+	 * Moves the generation in Redis and here, then clears L1 (L1 even if Redis failed): a read in between either
+	 * uses the new generation or puts its entry into L1 before it is cleared.
+	 * @param unavailable runs if Redis does not take it, before L1 is cleared: a pending eviction must cover the
+	 * cache before a read can miss L1 because of this one, or that read finds Redis' old value and keeps it (a read
+	 * that starts while L1 is being cleared is not necessarily cleared with it)
+	 */
+	void evictAllInRedis(Runnable unavailable) {
+		try {
+			this.generations.advance(this.redis.evictAll());
+			this.betweenEvictionSteps.run();
+		}
+		catch (RedisUnavailableException ex) {
+			unavailable.run();
+			throw ex;
+		}
+		finally {
+			this.local.invalidateAll("explicit");
+			this.afterEvictionInL1.run();
+		}
+	}
+
+	/**
+	 * Applies an invalidation message from another instance. The generation first: a read that starts after the
+	 * L1 step must use the generation the message names.
+	 */
+	void onInvalidation(String key, long generation) {
+		this.metrics.received.increment();
+		if (generation == InvalidationStream.NOT_LANDED) {
+			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
+			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
+			this.pending.add(this.name, key);
+			this.redis.heardNotLanded(key);
+			if (PendingEvictions.ALL.equals(key)) {
+				this.local.invalidateAll("remote");
+			}
+			else {
+				this.local.invalidate(key, "remote");
+			}
+			return;
+		}
+		if (PendingEvictions.ALL.equals(key)) {
+			this.generations.advance(generation);
+			this.local.invalidateAll("remote");
+			return;
+		}
+		if (adoptGeneration(generation)) {
+			return;
+		}
+		this.local.invalidate(key, "remote");
+	}
+
+	/** Moves to a newer generation Redis reported, clearing L1 if it did (see {@link Generations#adopt}). */
+	private boolean adoptGeneration(long current) {
+		if (!this.generations.adopt(current)) {
+			return false;
+		}
+		this.local.invalidateAll("generation");
+		return true;
+	}
+
+	/**
+	 * Moves to a newer generation, L1 kept: this instance's own evict-all heard back from the stream (L1 was cleared
+	 * when it was made), or its own move after a failover, which makes stale what Redis holds, not L1 (ADR 0035).
+	 */
+	void advanceGeneration(long next) {
+		this.generations.advance(next);
+	}
+
+	/** Applies another instance's move after a failover: what Redis holds is stale, not L1 (ADR 0035). */
+	void onGenerationMoved(long generation) {
+		this.metrics.received.increment();
+		this.generations.advance(generation);
+	}
+
+	/** Forgets everything this instance knows, after invalidations may have been lost. */
+	void flush() {
+		this.generations.forget();
+		this.local.invalidateAll("flush");
+	}
+
+	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */
+	void betweenEvictionSteps(Runnable hook) {
+		this.betweenEvictionSteps = hook;
+	}
+
+	/** Runs {@code hook} right after the L1 step of the next evictions; for tests of what a read finds then. */
+	void afterEvictionInL1(Runnable hook) {
+		this.afterEvictionInL1 = hook;
+	}
+
+}
