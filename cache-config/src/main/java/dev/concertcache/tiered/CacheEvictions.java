@@ -14,7 +14,14 @@ final class CacheEvictions {
 
 	private final LocalTier<?> local;
 
-	private final RedisLoadProtocol<?> redis;
+	private final RedisTier redis;
+
+	/** The value shape of this cache's instances: an eviction tombstones it even before it is registered. */
+	private final String shape;
+
+	private final RedisLoadProtocol.Settings settings;
+
+	private final NotLandedAnnouncements notLanded;
 
 	private final Generations generations;
 
@@ -28,11 +35,14 @@ final class CacheEvictions {
 	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
 	private volatile Runnable afterEvictionInL1 = NOTHING;
 
-	CacheEvictions(String name, LocalTier<?> local, RedisLoadProtocol<?> redis, Generations generations,
-			PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
+	CacheEvictions(String name, LocalTier<?> local, RedisTier redis, String shape, RedisLoadProtocol.Settings settings,
+			Generations generations, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
 		this.name = name;
 		this.local = local;
 		this.redis = redis;
+		this.shape = shape;
+		this.settings = settings;
+		this.notLanded = new NotLandedAnnouncements(settings.ticker(), settings.maxSilence());
 		this.generations = generations;
 		this.pending = pending;
 		this.metrics = metrics;
@@ -74,7 +84,7 @@ final class CacheEvictions {
 	 */
 	void evictInRedis(String key, Runnable unavailable) {
 		try {
-			adoptGeneration(this.redis.evict(key));
+			adoptGeneration(tombstone(key));
 			this.betweenEvictionSteps.run();
 		}
 		catch (RedisUnavailableException ex) {
@@ -96,7 +106,7 @@ final class CacheEvictions {
 	 */
 	void evictAllInRedis(Runnable unavailable) {
 		try {
-			this.generations.advance(this.redis.evictAll());
+			this.generations.advance(moveGeneration());
 			this.betweenEvictionSteps.run();
 		}
 		catch (RedisUnavailableException ex) {
@@ -119,7 +129,7 @@ final class CacheEvictions {
 			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
 			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
 			this.pending.add(this.name, key);
-			this.redis.heardNotLanded(key);
+			this.notLanded.heard(key);
 			if (PendingEvictions.ALL.equals(key)) {
 				this.local.invalidateAll("remote");
 			}
@@ -176,6 +186,59 @@ final class CacheEvictions {
 	/** Runs {@code hook} right after the L1 step of the next evictions; for tests of what a read finds then. */
 	void afterEvictionInL1(Runnable hook) {
 		this.afterEvictionInL1 = hook;
+	}
+
+	/**
+	 * Tombstones {@code key} (encoded) on every instance, under the generation as known, not read: reading it
+	 * would go through the breaker the eviction goes past.
+	 * @return the cache's current generation, as Redis reports it
+	 */
+	private long tombstone(String key) {
+		long current;
+		try {
+			current = this.redis.evict(this.name, key, this.generations.known(), this.shape,
+					this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
+		}
+		catch (RedisUnavailableException ex) {
+			throw ex.told(announceNotLanded(key));
+		}
+		this.notLanded.landed(key);
+		sent("explicit");
+		return current;
+	}
+
+	/** Moves the cache to its next generation on every instance; returns it. */
+	private long moveGeneration() {
+		long next;
+		try {
+			next = this.redis.evictAll(this.name, this.settings.instanceId(), this.settings.clock().millis());
+		}
+		catch (RedisUnavailableException ex) {
+			throw ex.told(announceNotLanded(PendingEvictions.ALL));
+		}
+		this.notLanded.landed(PendingEvictions.ALL);
+		sent("generation");
+		return next;
+	}
+
+	/**
+	 * Tells every instance that the eviction of {@code key} has not landed, unless they were told within max-silence.
+	 * @return whether they have been told, now or then: each keeps the key pending until it lands
+	 */
+	private boolean announceNotLanded(String key) {
+		if (!this.notLanded.claim(key)) {
+			return true;
+		}
+		if (!this.redis.stream().announceNotLanded(this.name, key, this.settings.instanceId(), this.settings.clock().millis())) {
+			this.notLanded.notTold(key);
+			return false;
+		}
+		return true;
+	}
+
+	private void sent(String cause) {
+		this.metrics.eviction("l2", cause);
+		this.metrics.sent.increment();
 	}
 
 }

@@ -151,7 +151,10 @@ final class CacheFactory {
 		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
 				this.redisSettings, forCache);
 		return new DefaultTieredCache<>(name, keyType, valueType, spec,
-				new DefaultTieredCache.Collaborators<>(local, protocol, generations,
+				new DefaultTieredCache.Collaborators<>(local, protocol,
+						new CacheEvictions(name, local, redis, codec.shape(), this.redisSettings, generations, this.pending,
+								forCache),
+						generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
 						this.ticker, this.watermark, this.feed, this.pending, forCache));
 	}

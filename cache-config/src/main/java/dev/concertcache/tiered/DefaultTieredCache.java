@@ -92,8 +92,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		this.feed = collaborators.feed();
 		this.pending = collaborators.pending();
 		this.metrics = collaborators.metrics();
-		this.evictions = new CacheEvictions(name, this.local, this.redis, this.generations, this.pending,
-				this.metrics);
+		this.evictions = collaborators.evictions();
 	}
 
 	/** This cache's evictions and the invalidations it hears, for the manager's dispatch, retries and failovers. */
@@ -347,7 +346,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * What a cache is built from: its tiers, its generation, its fallback and guard, and what the manager's caches
 	 * share (clocks, pending evictions, meters).
 	 */
-	record Collaborators<V>(LocalTier<V> local, RedisLoadProtocol<V> redis, Generations generations,
+	record Collaborators<V>(LocalTier<V> local, RedisLoadProtocol<V> redis, CacheEvictions evictions,
+			Generations generations,
 			StaleIfError<V> staleIfError, LoaderGuard loaderGuard, Ticker ticker, InvalidationWatermark watermark,
 			ChangeFeedWatermark feed, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
 	}

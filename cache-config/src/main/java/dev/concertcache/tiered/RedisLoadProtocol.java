@@ -20,8 +20,7 @@ import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
 /**
  * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's
  * load lock or waits for its holder's value; the loaded value is stored only if the key still holds what the
- * loader saw, so that an eviction during the load wins. Evictions tombstone the key, or move the generation, and
- * announce it on the stream.
+ * loader saw, so that an eviction during the load wins ({@link CacheEvictions} tombstones).
  *
  * @param <V> the value type
  */
@@ -43,7 +42,6 @@ final class RedisLoadProtocol<V> {
 
 	private final TieredCacheMetrics.ForCache metrics;
 
-	private final NotLandedAnnouncements notLanded;
 
 	/** Runs when a reader found another one's load lock and is about to wait for its value; tests count it. */
 	private volatile Runnable beforeLockWait = () -> {
@@ -58,7 +56,6 @@ final class RedisLoadProtocol<V> {
 		this.spec = spec;
 		this.settings = settings;
 		this.metrics = metrics;
-		this.notLanded = new NotLandedAnnouncements(settings.ticker(), settings.maxSilence());
 	}
 
 	/** The Redis key {@code key} (encoded) is stored under now. */
@@ -326,64 +323,6 @@ final class RedisLoadProtocol<V> {
 		if (load.token() != null) {
 			this.redis.unlock(this.cache, load.lockKey(), load.token());
 		}
-	}
-
-	/**
-	 * Tombstones {@code key} (encoded) on every instance, under the generation as known, not read: reading it
-	 * would go through the breaker the eviction goes past.
-	 * @return the cache's current generation, as Redis reports it
-	 */
-	long evict(String key) {
-		long current;
-		try {
-			current = this.redis.evict(this.cache, key, this.generations.known(), this.codec.shape(),
-					this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
-		}
-		catch (RedisUnavailableException ex) {
-			throw ex.told(announceNotLanded(key));
-		}
-		this.notLanded.landed(key);
-		sent("explicit");
-		return current;
-	}
-
-	/** Moves the cache to its next generation on every instance; returns it. */
-	long evictAll() {
-		long next;
-		try {
-			next = this.redis.evictAll(this.cache, this.settings.instanceId(), this.settings.clock().millis());
-		}
-		catch (RedisUnavailableException ex) {
-			throw ex.told(announceNotLanded(PendingEvictions.ALL));
-		}
-		this.notLanded.landed(PendingEvictions.ALL);
-		sent("generation");
-		return next;
-	}
-
-	/** Another instance told every instance that its eviction of {@code key} (encoded) has not landed. */
-	void heardNotLanded(String key) {
-		this.notLanded.heard(key);
-	}
-
-	/**
-	 * Tells every instance that the eviction of {@code key} has not landed, unless they were told within max-silence.
-	 * @return whether they have been told, now or then: each keeps the key pending until it lands
-	 */
-	private boolean announceNotLanded(String key) {
-		if (!this.notLanded.claim(key)) {
-			return true;
-		}
-		if (!this.redis.stream().announceNotLanded(this.cache, key, this.settings.instanceId(), this.settings.clock().millis())) {
-			this.notLanded.notTold(key);
-			return false;
-		}
-		return true;
-	}
-
-	private void sent(String cause) {
-		this.metrics.eviction("l2", cause);
-		this.metrics.sent.increment();
 	}
 
 	@Nullable Stored<V> decode(String raw) {
