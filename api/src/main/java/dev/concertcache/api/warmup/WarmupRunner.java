@@ -1,21 +1,10 @@
 package dev.concertcache.api.warmup;
 
 import java.io.IOException;
-import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.http.HttpClient;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.commons.logging.Log;
@@ -26,20 +15,16 @@ import org.springframework.boot.ApplicationRunner;
 import org.springframework.core.env.Environment;
 import org.springframework.http.client.JdkClientHttpRequestFactory;
 import org.springframework.stereotype.Component;
-import org.springframework.util.StreamUtils;
 import org.springframework.web.client.RestClient;
-import org.springframework.web.client.RestClientException;
 
 import dev.concertcache.api.ApiProperties;
-import dev.concertcache.api.concert.ConcertPage;
-import dev.concertcache.api.concert.ConcertSummary;
 import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheWarmup;
 
 /**
  * Before the instance reports ready, replays the read journey against itself over loopback HTTP for
- * {@code concert-cache.warmup.duration}: list pages, a concert's schedules, sometimes its detail or the next page,
+ * {@code concert-cache.warmup.max-duration} at most: list pages, a concert's schedules, sometimes its detail or the next page,
  * now and then a 404 and a 400. By the time the first user arrives, the JIT has compiled the whole request path
  * (Tomcat, filters, Spring MVC, both cache tiers, JDBC, Jackson) instead of compiling it on the users' time. The
  * requests run inside a {@link TieredCacheWarmup}, so the caches stay as cold as they were (ADR 0202). Spring Boot
@@ -54,22 +39,7 @@ class WarmupRunner implements ApplicationRunner {
 
 	private static final Log logger = LogFactory.getLog(WarmupRunner.class);
 
-	/** List pages walked for ids to read; the journey then picks among them. */
-	private static final int PAGES = 100;
-
-	private static final int PAGE_SIZE = 20;
-
 	private static final Duration TIMEOUT = Duration.ofSeconds(5);
-
-	/**
-	 * How often the warm-up drops what its twin caches hold in L1, so that reads go to Redis again; every
-	 * {@link #REDIS_COOLING_EVERY}th time their Redis keys too, so that reads load again. A cold instance takes those
-	 * paths for minutes; a warm-up whose twins stayed warm after its first seconds left them to the JIT on real
-	 * traffic (ADR 0202: 808 C2 compilations in the first 30 s after readiness).
-	 */
-	private static final Duration COOLING_INTERVAL = Duration.ofSeconds(2);
-
-	private static final int REDIS_COOLING_EVERY = 5;
 
 	/** Tomcat's request threads when {@code server.tomcat.threads.max} is not set (Spring Boot's default). */
 	private static final int DEFAULT_SERVER_THREADS = 200;
@@ -116,7 +86,9 @@ class WarmupRunner implements ApplicationRunner {
 		try (TieredCacheWarmup warmup = this.caches.openWarmup()) {
 			this.filter.begin(warmup);
 			try {
-				this.result = new Journeys(http, warmup).run(started + duration.toNanos());
+				this.result = new WarmupJourneys(http, warmup, this.settings.getMaxRate(), concurrency(),
+						this.settings.getQuietCompilation())
+					.run(started + duration.toNanos());
 			}
 			finally {
 				this.filter.end();
@@ -195,208 +167,6 @@ class WarmupRunner implements ApplicationRunner {
 	 * @param concurrency requests it kept in flight
 	 */
 	record Result(int requests, int failed, Duration took, boolean settled, int concurrency) {
-	}
-
-	/** One warm-up run: walks the first pages for ids, then replays journeys on several threads. */
-	private final class Journeys {
-
-		private static final String LIST = "/api/concerts?size={size}";
-
-		private static final String LIST_FROM = LIST + "&cursor={cursor}";
-
-		private final RestClient http;
-
-		private final TieredCacheWarmup warmup;
-
-		private final AtomicLong nextCooling = new AtomicLong(System.nanoTime() + COOLING_INTERVAL.toNanos());
-
-		private final AtomicInteger coolings = new AtomicInteger();
-
-		private volatile boolean stopped;
-
-		private final List<String> cursors = new ArrayList<>();
-
-		private final List<long[]> ids = new ArrayList<>();
-
-		private final AtomicInteger requests = new AtomicInteger();
-
-		private final AtomicInteger failed = new AtomicInteger();
-
-		private final long nanosPerRequest;
-
-		private final AtomicLong nextSlot = new AtomicLong(System.nanoTime());
-
-		Journeys(RestClient http, TieredCacheWarmup warmup) {
-			this.http = http;
-			this.warmup = warmup;
-			int rate = WarmupRunner.this.settings.getMaxRate();
-			this.nanosPerRequest = (rate > 0) ? TimeUnit.SECONDS.toNanos(1) / rate : 0;
-		}
-
-		Result run(long deadline) throws Exception {
-			long started = System.nanoTime();
-			walkPages(deadline);
-			int threads = concurrency();
-			ExecutorService executor = Executors.newFixedThreadPool(threads, (task) -> {
-				Thread thread = new Thread(task, "warmup");
-				thread.setDaemon(true);
-				return thread;
-			});
-			try {
-				List<Future<?>> running = new ArrayList<>();
-				for (int i = 0; i < threads; i++) {
-					running.add(executor.submit(this::loop));
-				}
-				boolean settled = new JitSettling(WarmupRunner.this.settings.getQuietCompilation()).await(deadline);
-				this.stopped = true;
-				for (Future<?> future : running) {
-					future.get();
-				}
-				return new Result(this.requests.get(), this.failed.get(),
-						Duration.ofNanos(System.nanoTime() - started), settled, threads);
-			}
-			finally {
-				executor.shutdownNow();
-			}
-		}
-
-		/**
-		 * Holds the warm-up to {@code max-rate} requests per second over every thread: a joining instance must not
-		 * take the CPU the instances already serving share with it.
-		 */
-		private void pace() {
-			if (this.nanosPerRequest <= 0) {
-				return;
-			}
-			long slot = this.nextSlot.getAndAdd(this.nanosPerRequest);
-			long wait = slot - System.nanoTime();
-			if (wait > 0) {
-				LockSupport.parkNanos(wait);
-			}
-			else if (-wait > TimeUnit.SECONDS.toNanos(1)) {
-				// Behind by more than a second (the server was slow): no burst to catch up.
-				this.nextSlot.accumulateAndGet(System.nanoTime(), Math::max);
-			}
-		}
-
-		private void walkPages(long deadline) {
-			String cursor = null;
-			while (this.cursors.size() < PAGES && System.nanoTime() < deadline) {
-				ConcertPage page = page(cursor, ConcertPage.class);
-				if (page == null) {
-					return;
-				}
-				this.cursors.add(cursor);
-				this.ids.add(page.items().stream().mapToLong(ConcertSummary::id).toArray());
-				if (page.nextCursor() == null) {
-					return;
-				}
-				cursor = page.nextCursor();
-			}
-		}
-
-		/** One thread at a time, every {@link #COOLING_INTERVAL}. */
-		private void coolWhenDue() {
-			long due = this.nextCooling.get();
-			long now = System.nanoTime();
-			if (now - due >= 0 && this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
-				this.warmup.cool(this.coolings.incrementAndGet() % REDIS_COOLING_EVERY == 0);
-			}
-		}
-
-		private void loop() {
-			ThreadLocalRandom random = ThreadLocalRandom.current();
-			for (long n = 0; !this.stopped; n++) {
-				coolWhenDue();
-				if (this.cursors.isEmpty()) {
-					page(null, null);
-					get(null, "/api/concerts/{id}", 0);
-					continue;
-				}
-				int page = random.nextInt(this.cursors.size());
-				page(this.cursors.get(page), null);
-				long[] onPage = this.ids.get(page);
-				if (onPage.length > 0) {
-					long id = onPage[random.nextInt(onPage.length)];
-					get(null, "/api/concerts/{id}/schedules", id);
-					if (random.nextDouble() < 0.4) {
-						get(null, "/api/concerts/{id}", id);
-					}
-				}
-				if (page + 1 < this.cursors.size() && random.nextDouble() < 0.15) {
-					page(this.cursors.get(page + 1), null);
-				}
-				if (n % 64 == 0) {
-					// The problem+json paths: an unknown concert and a size out of range.
-					get(null, "/api/concerts/{id}", 0);
-					get(null, "/api/concerts?size={size}", 0);
-				}
-			}
-		}
-
-		private <T> T page(String cursor, Class<T> type) {
-			return (cursor != null) ? get(type, LIST_FROM, PAGE_SIZE, cursor) : get(type, LIST, PAGE_SIZE);
-		}
-
-		/**
-		 * GETs {@code uri}: its body as {@code type} when that is given and the answer is a 2xx, else null (the body
-		 * read and dropped, the connection kept). A 5xx or no answer counts as failed; a 4xx is an answer.
-		 */
-		private <T> T get(Class<T> type, String uri, Object... variables) {
-			pace();
-			this.requests.incrementAndGet();
-			try {
-				return this.http.get().uri(uri, variables).exchange((request, response) -> {
-					if (response.getStatusCode().is5xxServerError()) {
-						this.failed.incrementAndGet();
-					}
-					if (type != null && response.getStatusCode().is2xxSuccessful()) {
-						return response.bodyTo(type);
-					}
-					StreamUtils.drain(response.getBody());
-					return null;
-				});
-			}
-			catch (RestClientException ex) {
-				this.failed.incrementAndGet();
-				return null;
-			}
-		}
-
-	}
-
-	/**
-	 * Waits until the JIT compiler has settled: over the last {@value #WINDOW_SECONDS} seconds it spent less than
-	 * {@code quiet} per second compiling ({@link CompilationMXBean}, summed over compiler threads). At least one
-	 * full window always passes, since the interpreter hands the JIT its first work within seconds.
-	 */
-	private static final class JitSettling {
-
-		private static final int WINDOW_SECONDS = 5;
-
-		private final CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
-
-		private final long quietMillis;
-
-		JitSettling(Duration quiet) {
-			this.quietMillis = quiet.toMillis() * WINDOW_SECONDS;
-		}
-
-		/** True when the JIT settled before {@code deadline} (nano time), false at the deadline. */
-		boolean await(long deadline) throws InterruptedException {
-			boolean measurable = this.compiler != null && this.compiler.isCompilationTimeMonitoringSupported();
-			long[] window = new long[WINDOW_SECONDS + 1];
-			for (int second = 0; System.nanoTime() < deadline; second++) {
-				window[second % window.length] = measurable ? this.compiler.getTotalCompilationTime() : 0;
-				if (measurable && second >= WINDOW_SECONDS
-						&& window[second % window.length] - window[(second + 1) % window.length] < this.quietMillis) {
-					return true;
-				}
-				Thread.sleep(Math.max(0, Math.min(1000, (deadline - System.nanoTime()) / 1_000_000)));
-			}
-			return false;
-		}
-
 	}
 
 }
