@@ -147,6 +147,14 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 		}
 	}
 
+	/**
+	 * The certificate of the CA that signed the server's TLS certificate: the self-signed pair
+	 * {@code mysqld --initialize} made, which clients check the server against ({@code serverSslCert}).
+	 */
+	public Path certificateAuthority() {
+		return this.dir.resolve("data").resolve("ca.pem");
+	}
+
 	/** What the server wrote to its error log so far: its warnings about the settings it was given. */
 	public String errorLog() {
 		return log();

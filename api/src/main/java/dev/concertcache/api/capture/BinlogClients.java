@@ -29,6 +29,7 @@ final class BinlogClients {
 		BinaryLogClient client = new BinaryLogClient(this.server.host(), this.server.port(), this.server.username(),
 				this.server.password());
 		client.setServerId(serverId);
+		client.setSSLMode(this.server.sslMode());
 		// The capture's own loop reconnects, always from the stored position, never from the client's in-memory one.
 		client.setKeepAlive(false);
 		client.setConnectTimeout(this.properties.getConnectTimeout().toMillis());

@@ -10,6 +10,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
+import com.github.shyiko.mysql.binlog.network.SSLMode;
+
 /**
  * The database server whose binary log is read, over plain JDBC with the capture credentials: its settings and
  * grants (the start-up check), its current position, and the column positions of the captured tables.
@@ -26,12 +28,20 @@ class BinlogServer {
 
 	private final Duration timeout;
 
+	private final CaptureProperties.SslMode sslMode;
+
 	BinlogServer(String host, int port, String username, String password, Duration timeout) {
+		this(host, port, username, password, timeout, CaptureProperties.SslMode.DISABLE);
+	}
+
+	BinlogServer(String host, int port, String username, String password, Duration timeout,
+			CaptureProperties.SslMode sslMode) {
 		this.host = host;
 		this.port = port;
 		this.username = username;
 		this.password = password;
 		this.timeout = timeout;
+		this.sslMode = sslMode;
 	}
 
 	String host() {
@@ -48,6 +58,16 @@ class BinlogServer {
 
 	String password() {
 		return this.password;
+	}
+
+	/** The binary log connection's TLS, as the check's JDBC connection has it. */
+	SSLMode sslMode() {
+		return switch (this.sslMode) {
+			case DISABLE -> SSLMode.DISABLED;
+			case TRUST -> SSLMode.REQUIRED;
+			case VERIFY_CA -> SSLMode.VERIFY_CA;
+			case VERIFY_FULL -> SSLMode.VERIFY_IDENTITY;
+		};
 	}
 
 	/** {@code host:port}, the identity a stored position carries. */
@@ -255,13 +275,15 @@ class BinlogServer {
 
 	/**
 	 * {@code allowPublicKeyRetrieval}: a MySQL user of {@code caching_sha2_password} (MySQL 8.4's and 9's default)
-	 * logging in for the first time since the server started sends its password over TLS or encrypted with the
-	 * server's RSA key, which the binlog connection fetches from the server as well.
+	 * logging in for the first time since the server started sends its password over TLS or, without TLS
+	 * ({@code ssl-mode: disable}), encrypted with the server's RSA key, which the binlog connection fetches from the
+	 * server as well.
 	 */
 	private Connection connect() throws SQLException {
 		long millis = this.timeout.toMillis();
 		return DriverManager.getConnection("jdbc:mariadb://" + this.host + ":" + this.port + "/?connectTimeout="
-				+ millis + "&socketTimeout=" + millis + "&allowPublicKeyRetrieval=true", this.username, this.password);
+				+ millis + "&socketTimeout=" + millis + "&allowPublicKeyRetrieval=true&sslMode="
+				+ this.sslMode.name().toLowerCase(Locale.ROOT).replace('_', '-'), this.username, this.password);
 	}
 
 	private static boolean isMariaDb(Connection connection) throws SQLException {

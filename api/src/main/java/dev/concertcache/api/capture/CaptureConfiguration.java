@@ -56,7 +56,8 @@ class CaptureConfiguration {
 				: environment.getProperty("spring.datasource.username");
 		String password = (properties.getPassword() != null) ? properties.getPassword()
 				: environment.getProperty("spring.datasource.password");
-		return new BinlogServer(host, port, username, password, properties.getConnectTimeout());
+		return new BinlogServer(host, port, username, password, properties.getConnectTimeout(),
+				properties.getSslMode());
 	}
 
 	/** The positions of this service's commits, for causal reads (ADR 0038). */
