@@ -75,9 +75,14 @@ class WarmupRunner implements ApplicationRunner {
 	}
 
 	private void warmUpTheJit() throws Exception {
-		Duration duration = this.settings.getMaxDuration();
 		Integer port = this.environment.getProperty("local.server.port", Integer.class);
-		if (duration.isZero() || duration.isNegative() || port == null) {
+		if (this.settings.getMaxDuration().isZero() || this.settings.getMaxDuration().isNegative() || port == null) {
+			return;
+		}
+		Duration duration = duration();
+		if (duration.isZero()) {
+			logger.warn("Warm-up: none, the JVM started more than " + this.settings.getReadyWithin()
+					+ " ago (concert-cache.warmup.ready-within); the JIT compiles on real traffic");
 			return;
 		}
 		long started = System.nanoTime();
@@ -99,9 +104,21 @@ class WarmupRunner implements ApplicationRunner {
 		logger.info("Warm-up: " + done.requests() + " requests (" + done.failed() + " failed, "
 				+ done.concurrency() + " in flight) in "
 				+ done.took().toMillis() + " ms, " + (done.settled() ? "until the JIT settled" : "the longest allowed")
+				+ " (" + ManagementFactory.getRuntimeMXBean().getUptime() + " ms after the JVM started)"
 				+ ", " + String.format("%.1f", cpu / 1e9) + " s of CPU ("
 				+ String.format("%.2f", (double) cpu / Math.max(1, done.took().toNanos())) + " cores)"
 				+ "; the caches are as cold as before");
+	}
+
+	/**
+	 * {@code max-duration}, or less so that it ends {@code ready-within} after the JVM started (its uptime counts
+	 * the JVM's own start and the application's); zero when that has passed.
+	 */
+	private Duration duration() {
+		Duration left = this.settings.getReadyWithin()
+			.minusMillis(ManagementFactory.getRuntimeMXBean().getUptime());
+		Duration duration = (left.compareTo(this.settings.getMaxDuration()) < 0) ? left : this.settings.getMaxDuration();
+		return duration.isNegative() ? Duration.ZERO : duration;
 	}
 
 	/** What the last warm-up did; for tests and diagnostics. */

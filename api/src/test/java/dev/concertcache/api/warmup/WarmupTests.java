@@ -1,5 +1,7 @@
 package dev.concertcache.api.warmup;
 
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -17,9 +19,12 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.web.client.RestClient;
 
+import dev.concertcache.api.ApiProperties;
 import dev.concertcache.api.ApiTestSupport;
 import dev.concertcache.api.CachedApiTestSupport;
+import dev.concertcache.tiered.TieredCacheManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -50,6 +55,8 @@ class WarmupTests extends ApiTestSupport {
 		CachedApiTestSupport.redis(registry);
 		registry.add("tiered-cache.key-prefix", () -> KEY_PREFIX);
 		registry.add("concert-cache.warmup.max-duration", () -> "2s");
+		// This JVM ran other tests before: its start is no bound here, except where a test says so.
+		registry.add("concert-cache.warmup.ready-within", () -> "365d");
 		// No warm-up concurrency: as many as the server's request threads.
 		registry.add("server.tomcat.threads.max", () -> "3");
 		registry.add("server.tomcat.threads.min-spare", () -> "1");
@@ -75,6 +82,30 @@ class WarmupTests extends ApiTestSupport {
 		assertThat(this.redis.keys(KEY_PREFIX + ":*")).as("Redis as before").isEqualTo(keys);
 		assertThat(l1Sizes()).as("L1 as before").isEqualTo(l1Sizes);
 		assertThat(this.warmup.hotSet().complete()).as("the hot-set fill ran after the warm-up").isTrue();
+	}
+
+	@Test
+	void theWarmupEndsReadyWithinAfterTheJvmStartedThoughItsMaxDurationIsLonger() throws Exception {
+		Duration readyWithin = Duration.ofMillis(ManagementFactory.getRuntimeMXBean().getUptime()).plusSeconds(3);
+		WarmupRunner runner = runner(Duration.ofSeconds(60), readyWithin);
+
+		runner.run(null);
+
+		assertThat(runner.result().requests()).isGreaterThan(0);
+		assertThat(runner.result().settled()).isFalse();
+		// Its deadline, then the requests in flight answered (a busy test machine takes seconds): far from 60 s.
+		assertThat(runner.result().took()).isLessThan(Duration.ofSeconds(30));
+	}
+
+	@Test
+	void noWarmupOnceReadyWithinHasPassedSinceTheJvmStarted() throws Exception {
+		WarmupRunner runner = runner(Duration.ofSeconds(60), Duration.ofMillis(1));
+		long selects = selectsExecuted();
+
+		runner.run(null);
+
+		assertThat(runner.result().requests()).isZero();
+		assertThat(selectsExecuted()).isEqualTo(selects);
 	}
 
 	@Test
@@ -117,6 +148,20 @@ class WarmupTests extends ApiTestSupport {
 			sizes.put(cache, this.meters.get("tiered.cache.size").tags("cache", cache, "tier", "l1").gauge().value());
 		}
 		return sizes;
+	}
+
+	/**
+	 * A runner over this application's caches and server with its own bounds; a JIT that never counts as settled,
+	 * so that only those bounds end it.
+	 */
+	private WarmupRunner runner(Duration maxDuration, Duration readyWithin) {
+		ApiProperties properties = new ApiProperties();
+		properties.getWarmup().setMaxDuration(maxDuration);
+		properties.getWarmup().setReadyWithin(readyWithin);
+		properties.getWarmup().setQuietCompilation(Duration.ZERO);
+		return new WarmupRunner(properties, this.context.getBean(TieredCacheManager.class),
+				this.context.getBean(WarmupFilter.class), this.context.getEnvironment(),
+				this.context.getBean(RestClient.Builder.class));
 	}
 
 }
