@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
 # Base images for the image check, made from Debian's packages: the official images api/Dockerfile names cannot be
-# pulled here. One root filesystem per stage (debootstrap minbase of bookworm plus a JDK or a JRE), committed with
-# buildah from scratch. Cached in buildah's storage under a tag derived from the package list: a machine makes them
-# once, later runs reuse them, and a changed list makes new ones.
+# pulled here. One root filesystem per stage (debootstrap minbase plus a JDK or a JRE), committed with buildah from
+# scratch: the build stage on Debian 12 (bookworm) with its JDK 17, the runtime on Debian 13 (trixie), the stable
+# release that packages a JRE 25 (the image's AOT cache, ADR 0202). Cached in buildah's storage under a tag derived
+# from the suite and the package list: a machine makes them once, later runs reuse them, and a change makes new ones.
 # Usage: base-images.sh [--rebuild]      prints BUILD_BASE=<image> and RUNTIME_BASE=<image>
 set -euo pipefail
 export STORAGE_DRIVER="${STORAGE_DRIVER:-vfs}"
 
-suite=bookworm
+build_suite=bookworm
+runtime_suite=trixie
 mirror="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 # What the official eclipse-temurin images give each stage: the JDK and curl (the Maven wrapper downloads Maven
 # with it) for the build; the JRE and curl (compose's healthcheck) for the runtime.
 build_packages="openjdk-17-jdk-headless ca-certificates curl"
-runtime_packages="openjdk-17-jre-headless ca-certificates curl"
+runtime_packages="openjdk-25-jre-headless ca-certificates curl"
 rebuild=false
 [ "${1:-}" = --rebuild ] && rebuild=true
 
-image_name() { # NAME PACKAGES
-  echo "localhost/concert-cache-ci/$1:$suite-$(echo "$suite $2" | sha256sum | cut -c1-12)"
+image_name() { # NAME SUITE PACKAGES
+  echo "localhost/concert-cache-ci/$1:$2-$(echo "$2 $3" | sha256sum | cut -c1-12)"
 }
 
-make_image() { # IMAGE PACKAGES
-  local image=$1 packages=$2
+make_image() { # IMAGE SUITE PACKAGES
+  local image=$1 suite=$2 packages=$3
   if ! $rebuild && buildah inspect --type image "$image" >/dev/null 2>&1; then
     return
   fi
@@ -58,7 +60,7 @@ trust_local_cas() {
   local trusting
   trusting="$image-ca-$(cat "$local_cas"/*.crt | sha256sum | cut -c1-12)"
   if $rebuild || ! buildah inspect --type image "$trusting" >/dev/null 2>&1; then
-    make_image "$image" "$build_packages"
+    make_image "$image" "$build_suite" "$build_packages"
     local container
     container="$(buildah from --pull-never "$image")"
     buildah copy --quiet "$container" "$local_cas" /usr/local/share/ca-certificates/ >/dev/null
@@ -68,14 +70,14 @@ trust_local_cas() {
   echo "$trusting"
 }
 
-build_base="$(image_name jdk17-build "$build_packages")"
-runtime_base="$(image_name jre17-runtime "$runtime_packages")"
+build_base="$(image_name jdk17-build "$build_suite" "$build_packages")"
+runtime_base="$(image_name jre25-runtime "$runtime_suite" "$runtime_packages")"
 # With certificates to add, the image on top is what a later run looks for; the Debian one under it is made first.
 if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   build_base="$(trust_local_cas "$build_base")"
 else
-  make_image "$build_base" "$build_packages"
+  make_image "$build_base" "$build_suite" "$build_packages"
 fi
-make_image "$runtime_base" "$runtime_packages"
+make_image "$runtime_base" "$runtime_suite" "$runtime_packages"
 echo "BUILD_BASE=$build_base"
 echo "RUNTIME_BASE=$runtime_base"
