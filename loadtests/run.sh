@@ -54,6 +54,8 @@ Usage: loadtests/run.sh [options]
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
+  --aot-cache        run the API as its image does (ADR 0202): the extracted jar on Temurin 25 from an AOT cache
+                     trained without backends, made once per jar in api/target/aot/
   --db D             mariadb (default: MariaDB 10.11, Debian's) or mysql (MySQL 9.7, Debian sid's, in a chroot
                      scripts/mysql-rootfs.sh makes once per machine)
   --db-outage D@T    kill mariadbd (SIGKILL) T into the k6 run and start it again D later, e.g.
@@ -118,6 +120,7 @@ SMOKE=false
 JOIN=false
 KEEP_RUNNING=false
 JDK25=false
+AOT_CACHE=false
 STANDIN=false
 DB_OUTAGE=""
 FRESHNESS=false
@@ -149,6 +152,7 @@ while (($#)); do
     --smoke) SMOKE=true; shift ;;
     --keep-running) KEEP_RUNNING=true; shift ;;
     --jdk25) JDK25=true; shift ;;
+    --aot-cache) AOT_CACHE=true; shift ;;
     --db) DB=${2:?--db needs mariadb or mysql}; shift 2 ;;
     --standin) STANDIN=true; shift ;;
     --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
@@ -294,6 +298,26 @@ ensure_jar() {
   [[ -f $JAR ]] || die "the build did not produce $JAR"
 }
 
+# ensure_aot_cache: the jar extracted and its AOT cache, as api/Dockerfile makes them (the same training run), made
+# again when the jar is newer; the API then runs on Temurin 25 from them.
+ensure_aot_cache() {
+  local dir=$ROOT/api/target/aot
+  if [[ ! -f $dir/api.aot || $dir/api.aot -ot $JAR ]]; then
+    step "extracting $JAR and training its AOT cache (Temurin 25) into $dir"
+    rm -rf "$dir"
+    "$JDK25_HOME/bin/java" -Djarmode=tools -jar "$JAR" extract --destination "$dir" >/dev/null
+    CONCERT_CACHE_ADMIN_TOKEN=training CONCERT_CACHE_CURSOR_SECRET=training SPRING_PROFILES_ACTIVE=cache \
+      "$JDK25_HOME/bin/java" -XX:AOTCacheOutput="$dir/api.aot" -Dspring.context.exit=onRefresh -jar "$dir/api.jar" \
+      --spring.datasource.url=jdbc:mariadb://127.0.0.1:9/training --spring.flyway.enabled=false \
+      --spring.data.redis.port=9 --concert-cache.capture.mode=off >"$dir/training.log" 2>&1 ||
+      die "the AOT cache's training run failed; see $dir/training.log"
+  fi
+  # The API's JVM only: the floor keeps its own (ADR 0203).
+  API_JAVA=$JDK25_HOME/bin/java
+  JAR=$dir/api.jar
+  API_JAVA_OPTS="-XX:AOTCache=$dir/api.aot ${API_JAVA_OPTS:-}"
+}
+
 # The floor's jar, rebuilt when older than its sources (FLOOR_JAR from outside is used as it is).
 ensure_floor_jar() {
   if [[ -n ${FLOOR_JAR:-} ]]; then
@@ -341,7 +365,7 @@ start_api() {
     local launcher=()
     [[ -z ${API_NICE:-} ]] || launcher=(nice -n "$API_NICE")
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
-    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "${launcher[@]}" "$JAVA" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "${launcher[@]}" "${API_JAVA:-$JAVA}" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi
@@ -524,6 +548,7 @@ duration=${DURATION:-default}
 rate=${RATE:-default}
 smoke=$SMOKE
 jdk25=$JDK25
+aot_cache=$AOT_CACHE
 standin=$STANDIN
 db_outage=$DB_OUTAGE
 base_url=${K6_BASE_URL:-http://127.0.0.1:$API_PORT}
@@ -583,6 +608,7 @@ SLO_ENV=()
 if ! $STANDIN; then
   ensure_java
   ensure_jar
+  ! $AOT_CACHE || ensure_aot_cache
   if [[ $SLO_MODE == floor ]] || $CEILING || $JOIN; then
     ensure_floor_jar
   fi
