@@ -61,6 +61,13 @@ _freshness_instances() {
     local mgmt_var=MGMT_$name
     await_api cache "$RESULTS/api-$name.log" "${!pid_var}" "${!mgmt_var}"
   done
+  # Ready, and still running once the other is: on a shared machine another process may take a port between its
+  # choice and the JVM's bind, answer the readiness probe, and leave this instance to exit on the bind failure.
+  for name in "${started[@]}"; do
+    pid_var=PID_$name
+    kill -0 "${!pid_var}" 2>/dev/null ||
+      { tail -n 20 "$RESULTS/api-$name.log" >&2; die "API instance $name exited; see $RESULTS/api-$name.log"; }
+  done
 }
 
 # _freshness_launch NAME PREFERRED_PORT: starts instance NAME, on the ports it had when it ran before, else on free
