@@ -96,7 +96,7 @@ Usage: loadtests/run.sh [options]
   -h, --help
 
 Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
-for the API), FLOOR_JAR, FLOOR_JAVA_OPTS (the same for the floor), FLOOR_DURATION (30s), FLOOR_WARMUP (10s), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), FAULT_PRIMARY (stream, the primary of the invalidation stream, other, or capture, the primary of the change capture's lease: which one --fault primary-kill kills), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
+for the API), FLOOR_JAR, FLOOR_JAVA_OPTS (the same for the floor), FLOOR_DURATION (30s), FLOOR_WARMUP (10s), RUNNER_DATA_CACHE (a directory: the generated data set is dumped there once and restored by later runs of its size), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), FAULT_PRIMARY (stream, the primary of the invalidation stream, other, or capture, the primary of the change capture's lease: which one --fault primary-kill kills), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
 Prometheus remote-write URL, for the Grafana dashboards in ops/).
 
 Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
@@ -336,21 +336,32 @@ ensure_floor_jar() {
 
 # --- the API -----------------------------------------------------------------------------------
 
+# load_data: CONCERTS concerts (generate profile, seed 42); restored from a dump instead with RUNNER_DATA_CACHE
+# (scripts/services.sh's load_data_set). MySQL is always generated: the dump is MariaDB's.
 load_data() {
-  step "loading $CONCERTS concerts (generate profile, seed 42)"
   local started=$SECONDS
-  if ! "$JAVA" -jar "$JAR" --spring.profiles.active=generate \
-    "--concert-cache.generate.concerts=$CONCERTS" --concert-cache.generate.seed=42 \
-    "${BACKENDS[@]}" >"$RESULTS/generate.log" 2>&1; then
+  step "loading $CONCERTS concerts (generate profile, seed 42)"
+  if ! RUNNER_DATA_CACHE=$([[ $DB == mariadb ]] && echo "${RUNNER_DATA_CACHE:-}") \
+    load_data_set "$JAVA" "$JAR" "$CONCERTS" "$RESULTS/generate.log" "${BACKENDS[@]}"; then
     tail -n 30 "$RESULTS/generate.log" >&2
     die "loading data failed; see $RESULTS/generate.log"
   fi
-  echo "loaded in $((SECONDS - started)) s"
+  echo "loaded in $((SECONDS - started)) s$(grep -q '^restoring' "$RESULTS/generate.log" && echo ', from the dump of an earlier run' || true)"
 }
+
+# When each API process (by pid) was launched, for its start-to-ready time.
+declare -A _API_LAUNCHED=()
 
 # start_api PROFILE LOG: the API (or its stand-in) on API_PORT/MGMT_PORT, healthy or the run stops.
 start_api() {
-  local profile=$1 log=$2 pid
+  launch_api "$1" "$2"
+  await_api "$1" "$2" "${_SERVICE_PIDS[-1]}" "$MGMT_PORT"
+}
+
+# launch_api PROFILE LOG: the API (or its stand-in) on API_PORT/MGMT_PORT, started and tracked (the last of
+# _SERVICE_PIDS), not waited for: instances that start side by side share their warm-ups' wall-clock time.
+launch_api() {
+  local profile=$1 log=$2
   if $STANDIN; then
     python3 "$ROOT/loadtests/selftest/standin.py" --port "$API_PORT" --management-port "$MGMT_PORT" \
       --concerts "$CONCERTS" --profile "$profile" --token="$ADMIN_TOKEN" >"$log" 2>&1 &
@@ -369,11 +380,16 @@ start_api() {
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi
-  pid=$!
-  local launched=$EPOCHREALTIME
+  local pid=$!
+  _API_LAUNCHED[$pid]=$EPOCHREALTIME
   service_track api "$pid"
+}
+
+# await_api PROFILE LOG PID MGMT_PORT: until the API that launch_api started is ready, or the run stops.
+await_api() {
+  local profile=$1 log=$2 pid=$3 mgmt=$4 launched=${_API_LAUNCHED[$3]:-$EPOCHREALTIME}
   local deadline=$((SECONDS + 180))
-  until curl -sf "http://127.0.0.1:$MGMT_PORT/actuator/health/readiness" >/dev/null 2>&1; do
+  until curl -sf "http://127.0.0.1:$mgmt/actuator/health/readiness" >/dev/null 2>&1; do
     if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
       tail -n 40 "$log" >&2
       die "the API ($profile) did not become healthy; see $log"

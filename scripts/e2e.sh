@@ -28,14 +28,15 @@ WORK=$(mktemp -d /tmp/concert-cache-e2e.XXXXXX)
 trap 'stop_services; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
-CONCERTS=2000
+# The runner's size (loadtests/run.sh): with RUNNER_DATA_CACHE the later stack runs restore this data set.
+CONCERTS=5000
 TOKEN=e2e-admin-token
 
 start_redis
 start_mariadb
 echo "==> generating $CONCERTS concerts"
-java -jar "$JAR" --spring.profiles.active=generate --concert-cache.generate.concerts=$CONCERTS \
-  --spring.datasource.url="$DB_JDBC_URL" > "$WORK/generate.log" 2>&1
+load_data_set java "$JAR" "$CONCERTS" "$WORK/generate.log" --spring.datasource.url="$DB_JDBC_URL" ||
+  { tail -30 "$WORK/generate.log"; exit 1; }
 
 API_PORT=$(free_port)
 MGMT_PORT=$(free_port)

@@ -11,6 +11,11 @@
 #                                         # REDIS_CLUSTER_PORTS, REDIS_CLUSTER_NODES (host:port,...), REDIS_PORT
 #   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
 #   service_stop api                      # stops just that one
+#   load_data_set JAVA JAR N LOG ARGS...  # N concerts into the MariaDB: generated, or restored from a dump
+#
+# RUNNER_DATA_CACHE (a directory, scripts/test.sh makes one for its stack runs): load_data_set dumps what it
+# generated there, and later calls of the same size with the same jar restore that dump (seconds) instead of
+# starting a JVM to generate it again.
 #
 # Written to work under `set -euo pipefail` as well as without it.
 #
@@ -381,6 +386,29 @@ start_mysql() {
   fi
   export DB_PORT=$port DB_SOCKET=$dir/mysqld.sock DB_DIR=$dir
   export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache?allowPublicKeyRetrieval=true"
+}
+
+# load_data_set JAVA JAR CONCERTS LOG [ARGS...]: CONCERTS concerts (generate profile, seed 42) into database
+# concert_cache of the MariaDB start_mariadb started; ARGS are the generator's datasource settings. With
+# RUNNER_DATA_CACHE, restored from the dump of an earlier call of the same size and jar, or dumped there after.
+load_data_set() {
+  local java=$1 jar=$2 concerts=$3 log=$4 dump=""
+  shift 4
+  if [[ -n ${RUNNER_DATA_CACHE:-} ]]; then
+    dump=$RUNNER_DATA_CACHE/mariadb-$concerts-$(stat -c %Y-%s "$jar").sql
+  fi
+  if [[ -n $dump && -s $dump ]]; then
+    echo "restoring the data set an earlier run generated: $dump" >"$log"
+    mariadb --no-defaults --socket="$DB_SOCKET" -uroot concert_cache <"$dump" >>"$log" 2>&1
+    return
+  fi
+  "$java" -jar "$jar" --spring.profiles.active=generate "--concert-cache.generate.concerts=$concerts" \
+    --concert-cache.generate.seed=42 "$@" >"$log" 2>&1 || return 1
+  if [[ -n $dump ]]; then
+    mariadb-dump --no-defaults --socket="$DB_SOCKET" -uroot --single-transaction --routines --triggers \
+      concert_cache >"$dump.partial" && mv "$dump.partial" "$dump" ||
+      echo "services: warning: could not dump the data set to $dump" >&2
+  fi
 }
 
 # Stops everything tracked, newest first, and deletes the throwaway directories. Safe to call twice

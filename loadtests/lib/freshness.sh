@@ -18,8 +18,9 @@
 #                   deploy's load balancer routes around the instance it replaces
 #
 #   freshness_run RUN_DIR     everything above; leaves the exit status in FRESHNESS_STATUS
-#   freshness_runs RUN_DIR    freshness_run once per fault of FAULTS (--fault a,b,...) on the same servers and
-#                             data set, each in RUN_DIR/<fault>; FRESHNESS_STATUS is the first failing run's
+#   freshness_runs RUN_DIR    freshness_run once per fault of FAULTS (--fault a,b,...) on the same servers, data
+#                             set and API instances (their caches emptied between runs, one a fault killed started
+#                             again), each in RUN_DIR/<fault>; FRESHNESS_STATUS is the first failing run's
 #
 # Needs scripts/services.sh, run.sh's start_api, snapshot and its variables (RATE, DURATION, SMOKE, ...).
 
@@ -34,22 +35,71 @@ _freshness_seconds() {
   esac
 }
 
-# _freshness_instance NAME: starts instance NAME of the API on free ports; sets PORT_<NAME>, MGMT_<NAME>.
-_freshness_instance() {
-  local name=$1 preferred=$2
-  API_PORT=$(free_port "$preferred")
-  MGMT_PORT=$(free_port "$((preferred + 1))")
-  while [[ " ${_FRESHNESS_PORTS[*]} " == *" $API_PORT "* || " ${_FRESHNESS_PORTS[*]} " == *" $MGMT_PORT "* ||
-    $API_PORT == "$MGMT_PORT" ]]; do
-    API_PORT=$(free_port)
-    MGMT_PORT=$(free_port)
+# _freshness_instances: instances a and b of the API (profile cache) on an empty Redis, started side by side on free
+# ports and ready; sets PID_<NAME>, PORT_<NAME>, MGMT_<NAME>. With FRESHNESS_REUSE, instances of an earlier run that
+# are still up are kept and their caches emptied through the API (DELETE /actuator/caches: L1 cleared, every
+# generation moved, as the fleet sees it; Redis is not flushed under them), so each run starts on empty caches as a
+# fresh pair would; one that run killed is started again on its ports.
+_freshness_instances() {
+  local name pid_var started=()
+  if [[ -z ${FRESHNESS_REUSE:-} ]]; then
+    _FRESHNESS_PORTS=()
+    PID_a="" PID_b="" PORT_a="" PORT_b="" MGMT_a="" MGMT_b=""
+    _fleet_flush_redis
+  fi
+  for name in a b; do
+    pid_var=PID_$name
+    if [[ -n ${!pid_var} ]] && kill -0 "${!pid_var}" 2>/dev/null; then
+      _freshness_evict "$name" || die "could not empty the caches of instance $name"
+      continue
+    fi
+    _freshness_launch "$name" "$([[ $name == a ]] && echo 8080 || echo 8082)"
+    started+=("$name")
   done
-  _FRESHNESS_PORTS+=("$API_PORT" "$MGMT_PORT")
+  for name in "${started[@]}"; do
+    pid_var=PID_$name
+    local mgmt_var=MGMT_$name
+    await_api cache "$RESULTS/api-$name.log" "${!pid_var}" "${!mgmt_var}"
+  done
+  # Ready, and still running once the other is: on a shared machine another process may take a port between its
+  # choice and the JVM's bind, answer the readiness probe, and leave this instance to exit on the bind failure.
+  for name in "${started[@]}"; do
+    pid_var=PID_$name
+    kill -0 "${!pid_var}" 2>/dev/null ||
+      { tail -n 20 "$RESULTS/api-$name.log" >&2; die "API instance $name exited; see $RESULTS/api-$name.log"; }
+  done
+}
+
+# _freshness_launch NAME PREFERRED_PORT: starts instance NAME, on the ports it had when it ran before, else on free
+# ones; does not wait for it.
+_freshness_launch() {
+  local name=$1 preferred=$2 port_var=PORT_$1 mgmt_var=MGMT_$1
+  API_PORT=${!port_var:-}
+  MGMT_PORT=${!mgmt_var:-}
+  if [[ -z $API_PORT ]]; then
+    API_PORT=$(free_port "$preferred")
+    MGMT_PORT=$(free_port "$((preferred + 1))")
+    while [[ " ${_FRESHNESS_PORTS[*]} " == *" $API_PORT "* || " ${_FRESHNESS_PORTS[*]} " == *" $MGMT_PORT "* ||
+      $API_PORT == "$MGMT_PORT" ]]; do
+      API_PORT=$(free_port)
+      MGMT_PORT=$(free_port)
+    done
+    _FRESHNESS_PORTS+=("$API_PORT" "$MGMT_PORT")
+  fi
   step "starting API instance $name (profile cache) on $API_PORT, management $MGMT_PORT"
-  start_api cache "$RESULTS/api-$name.log"
+  launch_api cache "$RESULTS/api-$name.log"
   printf -v "PID_$name" '%s' "${_SERVICE_PIDS[-1]}"
   printf -v "PORT_$name" '%s' "$API_PORT"
   printf -v "MGMT_$name" '%s' "$MGMT_PORT"
+}
+
+# _freshness_evict NAME: every cache of instance NAME emptied (the admin DELETE /actuator/caches), L1 included.
+_freshness_evict() {
+  local mgmt_var=MGMT_$1 code
+  code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $ADMIN_TOKEN" \
+    "http://127.0.0.1:${!mgmt_var}/actuator/caches")
+  [[ $code == 204 ]] || return 1
+  echo "instance $1 kept from the run before, its caches emptied" | tee -a "$RESULTS/instances.txt"
 }
 
 # _freshness_load NAME PORT MGMT DIR JOURNEYS_PER_SECOND: the journey against one instance (or nginx, MGMT
@@ -153,10 +203,7 @@ freshness_run() {
   FRESHNESS_SECONDS=$(_freshness_seconds "${DURATION:-$default_seconds}")
   local rate=${RATE:-$($SMOKE && echo 20 || echo 1000)}
   local half=$(((rate + 1) / 2))
-  _FRESHNESS_PORTS=()
-  _fleet_flush_redis
-  _freshness_instance a 8080
-  _freshness_instance b 8082
+  _freshness_instances
 
   local loads=(a b)
   if [[ $FAULT == rolling-deploy ]]; then
@@ -293,14 +340,15 @@ freshness_runs() {
   fi
   local status=0 verdicts=() RESULTS
   for FAULT in "${FAULTS[@]}"; do
-    # The instances' logs go with their run (_freshness_instance writes to RESULTS).
+    # The logs of instances started for a run go with it (_freshness_launch writes to RESULTS).
     RESULTS=$1/$FAULT
     mkdir -p "$RESULTS"
     # The checker reads versions from titles "fresh-<id>-<version>": the last run's would pass for new writes.
     _freshness_sql "UPDATE concert_cache.concert SET title = CONCAT('concert-', id), updated_at = UTC_TIMESTAMP(3)
       WHERE title LIKE 'fresh-%'" || die "could not reset the titles the last freshness run wrote"
     freshness_run "$RESULTS"
-    service_stop api
+    # The instances serve the next run too (a pair's start and JIT warm-up is most of a smoke run's time).
+    FRESHNESS_REUSE=1
     service_stop checker
     local name
     for name in a b nginx; do
