@@ -24,6 +24,7 @@ import org.springframework.http.MediaType;
 
 import dev.concertcache.api.web.DirectResponseHeaders.Value;
 import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.TieredCacheWarmup;
 
 /**
  * Answers a plain GET of a cached read ({@link DirectRoute}) in Tomcat's pipeline, before the servlet filters and
@@ -34,7 +35,7 @@ import dev.concertcache.tiered.TieredCache.Lookup;
  * observation gives the same answer.
  * <p>
  * Everything else goes on to the servlet, unchanged: another method, a request with {@code If-None-Match}, an
- * {@code Accept} other than none, {@code *}{@code /*} or {@code application/json}, the warm-up's header, a query
+ * {@code Accept} other than none, {@code *}{@code /*} or {@code application/json}, a query
  * this valve does not parse, a value that is absent. A read that fails (the database unavailable, a bad cursor)
  * is not repeated: its exception goes on with the request ({@link CachedReads#FAILURE}) and the controller throws
  * it, so its problem+json and metrics are Spring MVC's.
@@ -42,8 +43,6 @@ import dev.concertcache.tiered.TieredCache.Lookup;
 final class DirectReadValve extends ValveBase {
 
 	private static final String ACCEPT = HttpHeaders.ACCEPT;
-
-	private static final String WARMUP = "Concert-Cache-Warmup";
 
 	private static final Value HIT_L1 = Value.of(CacheStatus.HIT_L1);
 
@@ -76,7 +75,7 @@ final class DirectReadValve extends ValveBase {
 				for (int i = 0; i < routes.routes.length; i++) {
 					long id = routes.routes[i].match(path.getBuffer(), path.getStart(), path.getEnd());
 					if (id != DirectRoute.NO_MATCH) {
-						if (serve(routes, i, id, request, response)) {
+						if (serveInScope(routes, i, id, request, response)) {
 							return;
 						}
 						break;
@@ -92,7 +91,23 @@ final class DirectReadValve extends ValveBase {
 		MessageBytes accept = headers.getValue(ACCEPT);
 		return (accept == null || accept.equals(MediaType.ALL_VALUE)
 				|| accept.equals(MediaType.APPLICATION_JSON_VALUE))
-				&& headers.getValue(HttpHeaders.IF_NONE_MATCH) == null && headers.getValue(WARMUP) == null;
+				&& headers.getValue(HttpHeaders.IF_NONE_MATCH) == null;
+	}
+
+	/** {@link #serve}, inside the cache warm-up for the warm-up's own requests; others carrying its header pass on. */
+	private boolean serveInScope(Routes routes, int index, long id, Request request, Response response)
+			throws IOException {
+		MessageBytes warmup = request.getCoyoteRequest().getMimeHeaders().getValue(DirectReadWarmup.HEADER);
+		if (warmup == null) {
+			return serve(routes, index, id, request, response);
+		}
+		TieredCacheWarmup.Scope scope = (routes.warmup != null) ? routes.warmup.enter(warmup.toString()) : null;
+		if (scope == null) {
+			return false;
+		}
+		try (scope) {
+			return serve(routes, index, id, request, response);
+		}
 	}
 
 	/** Answers with route {@code index}'s value, or returns false to leave the request to the servlet. */
@@ -180,12 +195,14 @@ final class DirectReadValve extends ValveBase {
 
 		private final CachedJsonBodies bodies;
 
+		private final DirectReadWarmup warmup;
+
 		/**
 		 * {@code metricName}'s timers have the tags Spring MVC's observation gives a 200 of the same template, so that
 		 * both paths count in one series.
 		 */
-		Routes(List<DirectRoute> routes, CachedReads reads, CachedJsonBodies bodies, MeterRegistry registry,
-				String metricName) {
+		Routes(List<DirectRoute> routes, CachedReads reads, CachedJsonBodies bodies, DirectReadWarmup warmup,
+				MeterRegistry registry, String metricName) {
 			this.routes = routes.toArray(DirectRoute[]::new);
 			this.freshCacheControls = new Value[this.routes.length];
 			this.timers = new Timer[this.routes.length];
@@ -198,6 +215,7 @@ final class DirectReadValve extends ValveBase {
 			}
 			this.staleCacheControl = Value.of(reads.cacheControl(null, true));
 			this.bodies = bodies;
+			this.warmup = warmup;
 		}
 
 	}

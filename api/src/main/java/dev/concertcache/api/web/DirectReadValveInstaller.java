@@ -24,16 +24,20 @@ class DirectReadValveInstaller implements WebServerFactoryCustomizer<TomcatServl
 
 	private final ObjectProvider<CachedJsonBodies> bodies;
 
+	private final ObjectProvider<DirectReadWarmup> warmup;
+
 	private final ObjectProvider<MeterRegistry> registry;
 
 	private final String metricName;
 
 	DirectReadValveInstaller(ObjectProvider<DirectRoute> routes, ObjectProvider<CachedReads> reads,
-			ObjectProvider<CachedJsonBodies> bodies, ObjectProvider<MeterRegistry> registry,
+			ObjectProvider<CachedJsonBodies> bodies, ObjectProvider<DirectReadWarmup> warmup,
+			ObjectProvider<MeterRegistry> registry,
 			@Value("${management.observations.http.server.requests.name:http.server.requests}") String metricName) {
 		this.routes = routes;
 		this.reads = reads;
 		this.bodies = bodies;
+		this.warmup = warmup;
 		this.registry = registry;
 		this.metricName = metricName;
 	}
@@ -42,7 +46,7 @@ class DirectReadValveInstaller implements WebServerFactoryCustomizer<TomcatServl
 	public void customize(TomcatServletWebServerFactory factory) {
 		factory.addContextValves(new DirectReadValve(() -> new DirectReadValve.Routes(
 				this.routes.orderedStream().toList(), this.reads.getObject(), this.bodies.getObject(),
-				this.registry.getObject(), this.metricName)));
+				this.warmup.getIfAvailable(), this.registry.getObject(), this.metricName)));
 	}
 
 }
