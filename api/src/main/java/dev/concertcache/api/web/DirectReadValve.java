@@ -35,7 +35,8 @@ import dev.concertcache.tiered.TieredCacheWarmup;
  * observation gives the same answer.
  * <p>
  * Everything else goes on to the servlet, unchanged: another method, a request with {@code If-None-Match}, an
- * {@code Accept} other than none, {@code *}{@code /*} or {@code application/json}, a query
+ * {@code Accept} other than none, {@code *}{@code /*} or {@code application/json}, a cookie or a commit position
+ * (causal reads wait or read through in a servlet filter, ADR 0038), a query
  * this valve does not parse, a value that is absent. A read that fails (the database unavailable, a bad cursor)
  * is not repeated: its exception goes on with the request ({@link CachedReads#FAILURE}) and the controller throws
  * it, so its problem+json and metrics are Spring MVC's.
@@ -43,6 +44,9 @@ import dev.concertcache.tiered.TieredCacheWarmup;
 final class DirectReadValve extends ValveBase {
 
 	private static final String ACCEPT = HttpHeaders.ACCEPT;
+
+	/** The header of a causal read (ADR 0038), which the causal-read filter acts on. */
+	static final String COMMIT_POSITION = "Concert-Cache-Position";
 
 	private static final Value HIT_L1 = Value.of(CacheStatus.HIT_L1);
 
@@ -86,12 +90,16 @@ final class DirectReadValve extends ValveBase {
 		getNext().invoke(request, response);
 	}
 
-	/** Whether the request asks for nothing but the plain JSON answer. */
+	/**
+	 * Whether the request asks for nothing but the plain JSON answer: no conditional, no content negotiation, and
+	 * no cookie or commit position, which a servlet filter acts on (causal reads, ADR 0038).
+	 */
 	private static boolean plain(MimeHeaders headers) {
 		MessageBytes accept = headers.getValue(ACCEPT);
 		return (accept == null || accept.equals(MediaType.ALL_VALUE)
 				|| accept.equals(MediaType.APPLICATION_JSON_VALUE))
-				&& headers.getValue(HttpHeaders.IF_NONE_MATCH) == null;
+				&& headers.getValue(HttpHeaders.IF_NONE_MATCH) == null && headers.getValue(HttpHeaders.COOKIE) == null
+				&& headers.getValue(COMMIT_POSITION) == null;
 	}
 
 	/** {@link #serve}, inside the cache warm-up for the warm-up's own requests; others carrying its header pass on. */

@@ -90,6 +90,12 @@ class DirectReadValveTests extends CachedApiTestSupport {
 			get(path);
 			assertThat(this.filtered.get()).as(path).isEqualTo(before + 1);
 		}
+		for (String[] header : List.of(new String[] { "Cookie", "a=b" },
+				new String[] { DirectReadValve.COMMIT_POSITION, "x" }, new String[] { "Accept", "text/html" })) {
+			int before = this.filtered.get();
+			send(request("/api/concerts/3").header(header[0], header[1]).GET().build());
+			assertThat(this.filtered.get()).as(header[0]).isEqualTo(before + 1);
+		}
 		int before = this.filtered.get();
 		assertThat(send(request("/api/concerts/3").header("If-None-Match", get("/api/concerts/3").header("ETag"))
 			.GET()
