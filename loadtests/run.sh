@@ -40,8 +40,9 @@ Usage: loadtests/run.sh [options]
   --compare          run the scenario against none, redis-only and cache and print them side by side
   --ceiling          the scenario in rounds, alternating the floor (floor/, a plain Boot app serving the
                      same data from memory, a process of its own) and one API: floor, cache (cold), floor,
-                     then cache (warm), floor --warm-rounds times, every round --duration long ($FLOOR_DURATION
-                     without it); each cached round against the floor rounds
+                     then nginx, cache (warm), floor --warm-rounds times, every round --duration long
+                     ($FLOOR_DURATION without it); nginx serves the API's responses crawled into files (the
+                     machine's HTTP limit, http-limit.txt); each cached round against the floor rounds
                      beside it, its latency SLO 2x (cold) and 1.25x (warm) the floor's before it, and the
                      median ratio of the warm rounds against issue 15's targets (vus-1000: throughput)
   --warm-rounds N    warm rounds of --ceiling (default 3; 1 with --smoke)
@@ -194,6 +195,8 @@ source "$ROOT/loadtests/lib/db-outage.sh"
 source "$ROOT/loadtests/lib/freshness.sh"
 # shellcheck source=loadtests/lib/fleet.sh
 source "$ROOT/loadtests/lib/fleet.sh"
+# shellcheck source=loadtests/lib/http-limit.sh
+source "$ROOT/loadtests/lib/http-limit.sh"
 # shellcheck source=loadtests/lib/python-env.sh
 source "$ROOT/loadtests/lib/python-env.sh"
 [[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
@@ -690,20 +693,26 @@ elif $CEILING; then
   # before it; the warm target is judged on the median of the warm rounds, as one round's p99 moves by 2x from
   # round to round, the floor's too (ADR 0203). The floor idles while the cache runs and the other way round.
   [[ -n $WARM_ROUNDS ]] || { WARM_ROUNDS=3; ! $SMOKE || WARM_ROUNDS=1; }
+  # Before each warm round, nginx serving the API's crawled responses from files (lib/http-limit.sh): the HTTP
+  # limit of this machine, in the same run (issue 32).
   labels=(floor-1 "$PROFILE-cold" floor-2)
   for ((round = 1; round <= WARM_ROUNDS; round++)); do
-    labels+=("$PROFILE-warm-$round" "floor-$((round + 2))")
+    labels+=("nginx-$round" "$PROFILE-warm-$round" "floor-$((round + 2))")
   done
   measure_api "$PROFILE" "$RESULTS/api.log"
   start_floor "$RESULTS/floor.log"
   runs=()
   for label in "${labels[@]}"; do
     case $label in
-      floor-*) floor_round "$label" "$RESULTS/$label" ;;
+      floor-*)
+        floor_round "$label" "$RESULTS/$label"
+        last_floor=$RESULTS/$label
+        ;;
+      nginx-*) http_limit_round "$label" "$RESULTS/$label" ;;
       *)
         ratio=$FLOOR_ROUNDS_WARM_RATIO
         [[ $label != *-cold ]] || ratio=$FLOOR_ROUNDS_COLD_RATIO
-        floor_limits "${runs[-1]}" "$ratio"
+        floor_limits "$last_floor" "$ratio"
         replay "$SCENARIO" "$label" "$RESULTS/$label"
         SLO_ENV=() SLO_TEXT=""
         [[ $K6_STATUS == 0 ]] || exit_status=$K6_STATUS
@@ -715,7 +724,10 @@ elif $CEILING; then
   for run in "${runs[@]}"; do
     python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
   done
-  python3 "$ROOT/loadtests/lib/report.py" ceiling "${runs[@]}" | tee "$RESULTS/compare.txt"
+  mapfile -t cached_and_floor < <(printf '%s\n' "${runs[@]}" | grep -v '/nginx-[0-9]*$')
+  python3 "$ROOT/loadtests/lib/report.py" ceiling "${cached_and_floor[@]}" | tee "$RESULTS/compare.txt"
+  echo
+  python3 "$ROOT/loadtests/lib/http_limit.py" "${runs[@]}" | tee "$RESULTS/http-limit.txt"
 elif $CAPTURE_COMPARE; then
   runs=()
   for label in "${CAPTURE_ROUNDS[@]}"; do

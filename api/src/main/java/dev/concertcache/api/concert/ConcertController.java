@@ -52,14 +52,14 @@ class ConcertController {
 	ResponseEntity<ConcertPage> list(@RequestParam(required = false) String cursor,
 			@RequestParam(defaultValue = "" + DEFAULT_PAGE_SIZE) @Min(1) @Max(MAX_PAGE_SIZE) int size,
 			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
-		return this.reads.ok("concert-page", this.concerts.page(cursor, size), ifNoneMatch);
+		return this.reads.ok("concert-page", this.reads.lookup(() -> this.concerts.page(cursor, size)), ifNoneMatch);
 	}
 
 	@GetMapping("/{id}")
 	@CachedReadResponses
 	ResponseEntity<Concert> get(@PathVariable long id,
 			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
-		return this.reads.ok("concert", this.concerts.concert(id), ifNoneMatch);
+		return this.reads.ok("concert", this.reads.lookup(() -> this.concerts.concert(id)), ifNoneMatch);
 	}
 
 	@PostMapping

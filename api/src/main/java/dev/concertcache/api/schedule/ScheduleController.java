@@ -40,7 +40,7 @@ class ScheduleController {
 	@CachedReadResponses
 	ResponseEntity<ConcertSchedules> list(@PathVariable long concertId,
 			@RequestHeader(name = HttpHeaders.IF_NONE_MATCH, required = false) String ifNoneMatch) {
-		return this.reads.ok("schedules", this.schedules.schedules(concertId), ifNoneMatch);
+		return this.reads.ok("schedules", this.reads.lookup(() -> this.schedules.schedules(concertId)), ifNoneMatch);
 	}
 
 	@PostMapping

@@ -17,18 +17,18 @@ import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.stereotype.Component;
 
+import dev.concertcache.api.web.DirectReadWarmup;
 import dev.concertcache.tiered.TieredCacheWarmup;
 
 /**
  * Runs the warm-up's own requests inside the cache warm-up, so that they never touch the real caches. They carry
  * a random token of this process in a header; other requests, and every request once the warm-up is over, pass
- * straight through (one volatile read).
+ * straight through (one volatile read). The same for the reads Tomcat's pipeline answers directly
+ * ({@link DirectReadWarmup}).
  */
 @Component
 @Order(Ordered.HIGHEST_PRECEDENCE)
-class WarmupFilter implements Filter {
-
-	static final String HEADER = "Concert-Cache-Warmup";
+class WarmupFilter implements Filter, DirectReadWarmup {
 
 	private final String token = newToken();
 
@@ -47,6 +47,12 @@ class WarmupFilter implements Filter {
 		}
 	}
 
+	@Override
+	public TieredCacheWarmup.Scope enter(String presented) {
+		TieredCacheWarmup current = this.warmup;
+		return (current != null && matches(presented)) ? current.enter() : null;
+	}
+
 	String token() {
 		return this.token;
 	}
@@ -60,7 +66,10 @@ class WarmupFilter implements Filter {
 	}
 
 	private boolean carriesToken(ServletRequest request) {
-		String presented = (request instanceof HttpServletRequest http) ? http.getHeader(HEADER) : null;
+		return matches((request instanceof HttpServletRequest http) ? http.getHeader(HEADER) : null);
+	}
+
+	private boolean matches(String presented) {
 		return presented != null && MessageDigest.isEqual(presented.getBytes(StandardCharsets.UTF_8),
 				this.token.getBytes(StandardCharsets.UTF_8));
 	}

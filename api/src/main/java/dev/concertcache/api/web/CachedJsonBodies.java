@@ -57,7 +57,8 @@ class CachedJsonBodies {
 	private Body serialize(Object value) {
 		this.serializations.increment();
 		byte[] json = this.mapper.writeValueAsBytes(value);
-		return new Body(json, entityTag(json));
+		String etag = entityTag(json);
+		return new Body(json, etag, DirectResponseHeaders.Value.of(etag));
 	}
 
 	private static String entityTag(byte[] json) {
@@ -72,9 +73,10 @@ class CachedJsonBodies {
 	}
 
 	/**
-	 * A value's JSON and its strong entity tag (quoted): the same bytes always give the same tag, on every instance.
+	 * A value's JSON and its strong entity tag (quoted): the same bytes always give the same tag, on every instance;
+	 * the tag also as the header value {@link DirectReadValve} writes.
 	 */
-	record Body(byte[] json, String etag) {
+	record Body(byte[] json, String etag, DirectResponseHeaders.Value etagHeader) {
 	}
 
 }

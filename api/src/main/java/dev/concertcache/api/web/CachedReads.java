@@ -2,6 +2,7 @@ package dev.concertcache.api.web;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.Supplier;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.http.CacheControl;
@@ -9,6 +10,8 @@ import org.springframework.http.ETag;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.ResponseEntity;
 import org.springframework.stereotype.Component;
+import org.springframework.web.context.request.RequestAttributes;
+import org.springframework.web.context.request.RequestContextHolder;
 
 import dev.concertcache.api.ApiProperties;
 import dev.concertcache.tiered.TieredCache.Lookup;
@@ -22,6 +25,12 @@ import dev.concertcache.tiered.TieredCache.Lookup;
  */
 @Component
 public class CachedReads {
+
+	/**
+	 * The request attribute under which {@link DirectReadValve} passes on a read that failed, so that the
+	 * controller throws it instead of reading again.
+	 */
+	static final String FAILURE = CachedReads.class.getName() + ".FAILURE";
 
 	/** A value served stale (stale-if-error): clients must not keep it. */
 	private static final String STALE_CACHE_CONTROL = CacheControl.noCache().getHeaderValue();
@@ -38,6 +47,20 @@ public class CachedReads {
 	}
 
 	/**
+	 * The lookup {@code read} gives, or, if {@link DirectReadValve} already tried this request's read and it failed,
+	 * that failure: thrown again, so that a failing read is not repeated (and counted twice by the loader's circuit
+	 * breaker) and answers as it always did.
+	 */
+	public <T> Lookup<T> lookup(Supplier<Lookup<T>> read) {
+		RequestAttributes request = RequestContextHolder.getRequestAttributes();
+		if (request != null && request.getAttribute(FAILURE, RequestAttributes.SCOPE_REQUEST) instanceof RuntimeException failure) {
+			request.removeAttribute(FAILURE, RequestAttributes.SCOPE_REQUEST);
+			throw failure;
+		}
+		return read.get();
+	}
+
+	/**
 	 * 200 with the value of {@code lookup} (present), described as a read of cache {@code cache}; 304 if
 	 * {@code ifNoneMatch} (the request's field, or {@code null}) matches it.
 	 */
@@ -46,14 +69,23 @@ public class CachedReads {
 		if (this.bodies == null) {
 			return ResponseEntity.ok(body);
 		}
-		String cacheControl = lookup.stale() ? STALE_CACHE_CONTROL : this.cacheControls.get(cache);
-		if (cacheControl == null) {
-			throw new IllegalArgumentException("No Cache-Control for cache '" + cache + "'");
-		}
+		String cacheControl = cacheControl(cache, lookup.stale());
 		CachedJsonBodies.Body cached = this.bodies.of(body);
 		boolean notModified = ifNoneMatch != null && matches(ifNoneMatch, cached.etag());
 		return new CachedReadEntity<>(notModified ? null : body, notModified ? HttpStatus.NOT_MODIFIED : HttpStatus.OK,
 				cached.json(), cached.etag(), cacheControl, CacheStatus.of(lookup));
+	}
+
+	/** The {@code Cache-Control} of a read of cache {@code cache}, or of any stale read. */
+	String cacheControl(String cache, boolean stale) {
+		if (stale) {
+			return STALE_CACHE_CONTROL;
+		}
+		String cacheControl = this.cacheControls.get(cache);
+		if (cacheControl == null) {
+			throw new IllegalArgumentException("No Cache-Control for cache '" + cache + "'");
+		}
+		return cacheControl;
 	}
 
 	/** RFC 9110 13.1.2: {@code *}, or any listed tag equal to {@code tag} under weak comparison. */

@@ -56,11 +56,14 @@ class AllocationPerRequestTests extends CachedApiTestSupport {
 	private static final int ROUNDS = 3;
 
 	/**
-	 * What a warm cached request may allocate beyond the floor's, in bytes. Written straight to the response a
-	 * warm cached request allocates about what the floor's does (ADR 0201); through Spring MVC's {@code ResponseEntity}
-	 * handling it would be 5.4 KB above. Rounds agree within about 0.6 KB.
+	 * The most a warm cached request may allocate, as a fraction of the floor's. Answered in Tomcat's pipeline from
+	 * bytes and headers made once (ADR 0205), a cached hit allocates about a tenth of the floor's request, which
+	 * runs Spring MVC and Jackson; through Spring MVC it allocated about 1.15 times the floor's. Rounds agree within
+	 * about 0.6 KB and the floor's own figure varies by about 0.8 KB between runs, so a quarter leaves margin both
+	 * ways.
 	 */
-	private static final long MAX_BYTES_ABOVE_FLOOR = Long.getLong("allocation.max-above-floor", 1536);
+	private static final double MAX_FRACTION_OF_FLOOR = Double
+		.parseDouble(System.getProperty("allocation.max-fraction-of-floor", "0.25"));
 
 	private static final JsonMapper json = JsonMapper.builder().build();
 
@@ -80,7 +83,7 @@ class AllocationPerRequestTests extends CachedApiTestSupport {
 	}
 
 	@Test
-	void aWarmCachedReadAllocatesLittleMoreThanTheFloors() throws IOException {
+	void aWarmCachedReadAllocatesAFractionOfTheFloors() throws IOException {
 		generate(CONCERTS);
 		Map<String, Long> floor;
 		try (FloorProcess process = FloorProcess.start(CONCERTS, CURSOR_SECRET)) {
@@ -94,8 +97,10 @@ class AllocationPerRequestTests extends CachedApiTestSupport {
 		report.append(String.format("cache - floor: %d bytes a journey request (%.2fx)%n",
 				cache.get("journey") - floor.get("journey"), (double) cache.get("journey") / floor.get("journey")));
 		System.out.print(report);
-		assertThat(cache.get("journey") - floor.get("journey")).as(report.toString())
-			.isLessThanOrEqualTo(MAX_BYTES_ABOVE_FLOOR);
+		for (String read : floor.keySet()) {
+			assertThat(cache.get(read)).as(read + "\n" + report)
+				.isLessThanOrEqualTo((long) (floor.get(read) * MAX_FRACTION_OF_FLOOR));
+		}
 	}
 
 	private static void row(StringBuilder report, String name, Map<String, Long> perRequest) {
