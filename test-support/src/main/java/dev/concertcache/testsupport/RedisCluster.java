@@ -145,21 +145,15 @@ public final class RedisCluster implements AutoCloseable {
 	}
 
 	private boolean healthy() {
-		List<Node> running = runningNodes();
-		int replicas = 0;
-		for (Node node : running) {
+		for (Node node : runningNodes()) {
 			if (!node.clusterOk()) {
 				return false;
 			}
-			if (!node.isPrimary()) {
-				if (!node.command("INFO", "replication").contains("master_link_status:up")) {
-					return false;
-				}
-				replicas++;
+			if (!node.isPrimary() && !node.command("INFO", "replication").contains("master_link_status:up")) {
+				return false;
 			}
 		}
-		// A node told to replicate is a primary without slots until it has done so: every replica counted, in sync.
-		return running.size() < this.nodes.size() || replicas == this.primaries * this.replicasPerPrimary;
+		return true;
 	}
 
 	private boolean clusterOk() {
@@ -276,10 +270,7 @@ public final class RedisCluster implements AutoCloseable {
 					"--bind", "127.0.0.1", "--dir", this.dir.toString(), "--daemonize", "no", "--save", "",
 					"--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file",
 					this.dir.resolve("nodes.conf").toString(), "--cluster-node-timeout",
-					String.valueOf(NODE_TIMEOUT.toMillis()), "--replica-serve-stale-data", "no",
-					// A restarted node's full sync starts at once: Redis otherwise waits 5 s for more replicas to
-					// share it, at every restart.
-					"--repl-diskless-sync-delay", "0"));
+					String.valueOf(NODE_TIMEOUT.toMillis()), "--replica-serve-stale-data", "no"));
 			return command;
 		}
 

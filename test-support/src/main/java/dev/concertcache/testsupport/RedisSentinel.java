@@ -152,9 +152,7 @@ public final class RedisSentinel implements AutoCloseable {
 			command.add(executable("/usr/bin/redis-server", "/usr/local/bin/redis-server"));
 			command.add(this.config.toString());
 			command.addAll(List.of("--port", String.valueOf(this.port), "--bind", "127.0.0.1", "--dir",
-					this.dir.toString(), "--daemonize", "no", "--save", "", "--appendonly", "no",
-					// A replica's full sync starts at once: Redis otherwise waits 5 s for more replicas to share it.
-					"--repl-diskless-sync-delay", "0"));
+					this.dir.toString(), "--daemonize", "no", "--save", "", "--appendonly", "no"));
 			if (this.primary != null) {
 				command.addAll(List.of("--replicaof", "127.0.0.1", String.valueOf(this.primary.port())));
 			}
