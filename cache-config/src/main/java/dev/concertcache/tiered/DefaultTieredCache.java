@@ -71,6 +71,12 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			return loadThroughRedis(key, loader, current, true);
 		}
 
+		@Override
+		public @Nullable L1Entry<V> whileUnreachable(String key, L1Entry<V> previous) {
+			RuntimeException unreachable = DefaultTieredCache.this.loaderGuard.lastUnreachable();
+			return (unreachable != null) ? staleIfError(unreachable, key, RedisRead.unavailable(), previous) : null;
+		}
+
 	};
 
 	private final CacheEvictions evictions;

@@ -31,7 +31,7 @@ final class LoaderGuard {
 	private final Duration openWait;
 
 	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
-	private volatile @Nullable Throwable lastUnreachable;
+	private volatile @Nullable RuntimeException lastUnreachable;
 
 	LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name,
 			TieredCacheConfiguration configuration) {
@@ -76,6 +76,11 @@ final class LoaderGuard {
 		return (unreachable != null) ? unreachable : rejection;
 	}
 
+	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
+	@Nullable RuntimeException lastUnreachable() {
+		return this.lastUnreachable;
+	}
+
 	/** Calls {@code loader}, remembering whether it failed for want of a reachable loader. */
 	private <T> T observed(Supplier<T> loader) {
 		try {
@@ -83,8 +88,12 @@ final class LoaderGuard {
 			this.lastUnreachable = null;
 			return result;
 		}
-		catch (RuntimeException | Error ex) {
+		catch (RuntimeException ex) {
 			this.lastUnreachable = LoaderFailures.isUnreachable(ex) ? ex : null;
+			throw ex;
+		}
+		catch (Error ex) {
+			this.lastUnreachable = null;
 			throw ex;
 		}
 	}

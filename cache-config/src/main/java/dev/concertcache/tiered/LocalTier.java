@@ -166,6 +166,24 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		/** {@link #load} for refresh-ahead: {@code current} is still fresh; Redis' answer is counted apart. */
 		L1Entry<V> refresh(String key, Supplier<Optional<V>> loader, L1Entry<V> current);
 
+		/**
+		 * What a reader serves instead of waiting for another's reload of {@code previous} while the loader cannot
+		 * be reached (that reload will most likely fail after the loader's connection wait): {@code previous} marked
+		 * stale, as a failed load of it would serve it; {@code null} to wait as usual.
+		 */
+		@Nullable L1Entry<V> whileUnreachable(String key, L1Entry<V> previous);
+
+	}
+
+	/** A load in flight that replaced {@code previous}, an entry past its freshness or refused by the gate. */
+	private static final class Reload<V> extends CompletableFuture<L1Entry<V>> {
+
+		final L1Entry<V> previous;
+
+		Reload(L1Entry<V> previous) {
+			this.previous = previous;
+		}
+
 	}
 
 	/** Completes a fill's reservation that is not kept: its readers read again. */
@@ -236,9 +254,12 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 					}
 				}
 				if (!found.isDone() || found.isCompletedExceptionally()) {
-					// A load in flight (or one that has just failed and is on its way out): share its outcome.
+					// A load in flight (or one that has just failed and is on its way out): share its outcome, unless
+					// it reloads an entry that may be served at once while the loader cannot be reached.
+					L1Entry<V> instead = (found instanceof Reload<V> reload) ? loads.whileUnreachable(key, reload.previous)
+							: null;
 					this.metrics.l1Hit.increment();
-					return awaitLoad(found, key, loader, loads);
+					return (instead != null) ? instead.fromL1 : awaitLoad(found, key, loader, loads);
 				}
 				L1Entry<V> entry = found.join();
 				long now = this.ticker.read();
@@ -255,7 +276,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 				}
 				// Expired, or older than what this instance has heard invalidations up to (kept only to be served
 				// if the load fails): refresh it, unless another reader got there first.
-				CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
+				CompletableFuture<L1Entry<V>> mine = new Reload<>(entry);
 				if (this.l1.asMap().replace(key, found, mine)) {
 					this.metrics.l1Miss.increment();
 					return load(key, loader, entry, mine, loads);

@@ -247,6 +247,27 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void whileTheDatabaseCannotBeReachedAReaderIsServedTheRefusedValueInsteadOfWaitingForAnothersReloadOfIt()
+			throws Exception {
+		CacheInstance instance = instance(following(servingStale()));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
+			.isThrownBy(() -> cache.lookup(3L, unreachableDatabase()));
+		CountingLoader database = new CountingLoader();
+
+		try (ParkedLoad reload = ParkedLoad.of(cache, 1L)) {
+			Lookup<Item> served = cache.lookup(1L, database.returning(NEW));
+
+			assertThat(served.value()).as("not waiting for the reload parked on the database").contains(OLD);
+			assertThat(served.stale()).isTrue();
+			assertThat(database.calls()).isZero();
+		}
+	}
+
+	@Test
 	void aFullBulkheadWhileTheDatabaseAnswersServesNothingTheStalledFeedRefused() throws Exception {
 		CacheUnderTest<Long, Item> cache = oneSlotBehindTheFeed();
 		assertThat(cache.get(4L, () -> Optional.of(NEW))).contains(NEW);
