@@ -74,7 +74,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		@Override
 		public @Nullable L1Entry<V> whileUnreachable(String key, L1Entry<V> previous) {
 			RuntimeException unreachable = DefaultTieredCache.this.loaderGuard.lastUnreachable();
-			return (unreachable != null) ? staleIfError(unreachable, key, RedisRead.unavailable(), previous) : null;
+			return (unreachable != null) ? staleIfError(unreachable, key, RedisRead.unavailable(), previous, false)
+					: null;
 		}
 
 	};
@@ -278,11 +279,20 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 */
 	private @Nullable L1Entry<V> staleIfError(RuntimeException failure, String key, RedisRead<V> read,
 			@Nullable L1Entry<V> staleInL1) {
+		return staleIfError(failure, key, read, staleInL1, true);
+	}
+
+	/**
+	 * @param askRedis whether to read what Redis holds when the read did not (the feed behind): not for a reader
+	 * that rides on another's reload, which asks it once for all of them
+	 */
+	private @Nullable L1Entry<V> staleIfError(RuntimeException failure, String key, RedisRead<V> read,
+			@Nullable L1Entry<V> staleInL1, boolean askRedis) {
 		if (!LoaderFailures.isUnavailable(failure)) {
 			return null;
 		}
 		boolean unreachable = LoaderFailures.isUnreachable(failure);
-		RedisRead<V> inRedis = (unreachable && read == RedisRead.<V>unavailable() && !this.feed.coversRedis())
+		RedisRead<V> inRedis = (askRedis && unreachable && read == RedisRead.<V>unavailable() && !this.feed.coversRedis())
 				? this.redis.lastKnown(key) : read;
 		L1Entry<V> inL1 = (staleInL1 != null && (unreachable || isVouchedFor(key, staleInL1))) ? staleInL1 : null;
 		L1Entry<V> served = this.staleIfError.fallback(inRedis, inL1);
