@@ -399,7 +399,7 @@ await_api() {
     fi
     sleep 0.2
   done
-  # Issue 31's start-to-ready (target 25 s): from the launch of the JVM to the first ready answer, to 0.2 s.
+  # Start-to-ready (target 25 s, ADR 0202): from the launch of the JVM to the first ready answer, to 0.2 s.
   local ready_seconds
   ready_seconds=$(python3 -c "print(f'{$EPOCHREALTIME - $launched:.1f}')")
   echo "the API ($profile) was ready $ready_seconds s after its JVM started" | tee "${log%.log}-ready.txt"

@@ -7,7 +7,7 @@
 #     the jar in layers,
 #   - fills the database as compose's `seed` does (SPRING_PROFILES_ACTIVE=generate, same image),
 #   - becomes ready on the management port, its own JIT warm-up included (it prints how long that took from the
-#     start of the container's JVM: issue 31's target is 25 s), and serves /api/concerts with Cache-Status, a hit
+#     start of the container's JVM: the target is 25 s, ADR 0202), and serves /api/concerts with Cache-Status, a hit
 #     the second time,
 #   - refuses DELETE /actuator/caches without the admin token (401).
 # Base images come from base-images.sh (Debian's JDK and JRE; the official ones cannot be pulled here), made once
@@ -133,7 +133,7 @@ while ((SECONDS - api_started < ready_seconds)); do
 done
 [[ -n $ready ]] || { tail -40 "$work/api.log" >&2; fail "the API was not ready within $ready_seconds s"; }
 # From the container's start to ready, to the second; the log says what the JVM's own start and warm-up took.
-echo "image-check: ready in $ready s (issue 31: at most 25 s on 2 cores; load average $(cut -d' ' -f1 /proc/loadavg))"
+echo "image-check: ready in $ready s (target: at most 25 s on 2 cores; load average $(cut -d' ' -f1 /proc/loadavg))"
 grep -E 'Started ApiApplication|Warm-up:' "$work/api.log" | sed 's/^.*: /image-check:   /' || true
 
 cache_status() {

@@ -16,8 +16,8 @@ public class ApiProperties {
 	public static final Duration DEFAULT_WARMUP_MAX_DURATION = Duration.ofSeconds(90);
 
 	/**
-	 * Default of {@code concert-cache.warmup.ready-within}: issue 31's 25 s from JVM start to ready, less what the
-	 * hot-set fill and a readiness probe's interval may add after the warm-up (ADR 0202).
+	 * Default of {@code concert-cache.warmup.ready-within}: the 25 s from JVM start to ready that ADR 0202 aims at,
+	 * less what the hot-set fill and a readiness probe's interval may add after the warm-up.
 	 */
 	public static final Duration DEFAULT_WARMUP_READY_WITHIN = Duration.ofSeconds(20);
 
