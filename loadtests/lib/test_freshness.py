@@ -148,6 +148,12 @@ class VerdictTests(unittest.TestCase):
         self.assertEqual(reasons, ["b api-other-instance causal: 1 reads carrying a write's position older than "
                                    "that write"])
 
+    def test_a_causal_read_that_waited_past_the_lag_limit_passes_when_it_saw_its_write(self):
+        writes = [Write("a", 1, 1, 10.0, 10.010)]
+        reads = [Read("b", "causal", 1, 1, 10.011, 10.700), detail("b", 1, 1, 10.030)]
+        passed, reasons = verdict(analyze(writes, reads, STALE_AFTER), 100, 250, {"a": (1, 0)})
+        self.assertTrue(passed, reasons)
+
     def test_a_writer_with_no_acknowledged_write_fails_the_run(self):
         passed, reasons = verdict({}, 100, 250, {"sql": (0, 5)})
         self.assertFalse(passed)
