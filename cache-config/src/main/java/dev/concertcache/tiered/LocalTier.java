@@ -168,8 +168,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 
 		/**
 		 * What a reader serves instead of waiting for another's reload of {@code previous} while the loader cannot
-		 * be reached (that reload will most likely fail after the loader's connection wait): {@code previous} marked
-		 * stale, as a failed load of it would serve it; {@code null} to wait as usual.
+		 * be reached (the reload will most likely fail): {@code previous} marked stale; {@code null} to wait.
 		 */
 		@Nullable L1Entry<V> whileUnreachable(String key, L1Entry<V> previous);
 
@@ -254,10 +253,8 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 					}
 				}
 				if (!found.isDone() || found.isCompletedExceptionally()) {
-					// A load in flight (or one that has just failed and is on its way out): share its outcome, unless
-					// it reloads an entry that may be served at once while the loader cannot be reached.
-					L1Entry<V> instead = (found instanceof Reload<V> reload) ? loads.whileUnreachable(key, reload.previous)
-							: null;
+					// A load in flight (or one just failed): share its outcome, unless the loader is out of reach.
+					L1Entry<V> instead = (found instanceof Reload<V> r) ? loads.whileUnreachable(key, r.previous) : null;
 					this.metrics.l1Hit.increment();
 					return (instead != null) ? instead.fromL1 : awaitLoad(found, key, loader, loads);
 				}

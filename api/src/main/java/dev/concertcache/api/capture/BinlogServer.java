@@ -28,14 +28,14 @@ class BinlogServer {
 
 	private final Duration timeout;
 
-	private final CaptureProperties.SslMode sslMode;
+	private final SslMode sslMode;
 
 	BinlogServer(String host, int port, String username, String password, Duration timeout) {
-		this(host, port, username, password, timeout, CaptureProperties.SslMode.DISABLE);
+		this(host, port, username, password, timeout, SslMode.DISABLE);
 	}
 
 	BinlogServer(String host, int port, String username, String password, Duration timeout,
-			CaptureProperties.SslMode sslMode) {
+			SslMode sslMode) {
 		this.host = host;
 		this.port = port;
 		this.username = username;
