@@ -373,7 +373,10 @@ launch_api() {
     [[ $profile == none ]] || args+=("--spring.profiles.active=$profile")
     ! $JDK25 || args+=(--spring.threads.virtual.enabled=true)
     # A smoke run checks that things work, not how fast: a short JIT warm-up (ADR 0202) is enough.
-    ! $SMOKE || args+=(--concert-cache.warmup.max-duration=10s)
+    ! $SMOKE || args+=(--concert-cache.warmup.max-duration=2s)
+    # API_READY_WITHIN (instances started side by side): JVMs that share the cores while they start take longer
+    # than the default, and a measurement needs their warm-up.
+    [[ -z ${API_READY_WITHIN:-} ]] || args+=("--concert-cache.warmup.ready-within=$API_READY_WITHIN")
     [[ -z ${CAPTURE_MODE:-} ]] || args+=("--concert-cache.capture.mode=$CAPTURE_MODE")
     # API_NICE (fleet.sh's joiner): the JVM starts at that niceness, its warm-up yielding the cores to serving instances.
     local launcher=()
@@ -435,7 +438,9 @@ start_floor() {
 # latency and dropped iterations are what the cached runs are held to, not limits of its own (only failed requests
 # and checks count). The first one after start_floor warms the floor's JIT first (FLOOR_WARMUP, not reported).
 floor_round() {
-  local label=$1 dir=$2 DURATION=${DURATION:-$FLOOR_DURATION}
+  local label=$1 dir=$2 DURATION=$DURATION
+  # As long as the cache's rounds: with --smoke, the scenario's own smoke length.
+  $SMOKE || DURATION=${DURATION:-$FLOOR_DURATION}
   local SLO_ENV=(--env P95_MS=60000 --env P99_MS=60000 --env MAX_DROPPED=1000000000)
   if [[ -z ${FLOOR_WARM:-} ]] && ! $SMOKE; then
     echo "warming the floor's JIT: $FLOOR_WARMUP at $FLOOR_WARMUP_RATE journeys/s"

@@ -49,9 +49,9 @@ class AllocationPerRequestTests extends CachedApiTestSupport {
 
 	private static final int PAGE_SIZE = 20;
 
-	private static final int WARMUP_JOURNEYS = Integer.getInteger("allocation.warmup-journeys", 4000);
+	private static final int WARMUP_JOURNEYS = Integer.getInteger("allocation.warmup-journeys", 2000);
 
-	private static final int JOURNEYS = Integer.getInteger("allocation.journeys", 1700);
+	private static final int JOURNEYS = Integer.getInteger("allocation.journeys", 800);
 
 	private static final int ROUNDS = 3;
 
