@@ -11,7 +11,7 @@ PROFILES_COMPARED=(none redis-only cache)
 # The floor (floor/, ADR 0203): the API's read contract from memory on a plain Spring Boot app with its defaults,
 # in a process of its own. --ceiling alternates it with the cache; a single run measures it first and states its
 # latency SLOs as ratios to it (--slo floor). Each cached run's p95/p99 may be this many times the floor's just
-# before it (issue 15's targets): on a cache just started (cold) and on a warm one.
+# before it: on a cache just started (cold) and on a warm one.
 FLOOR_ROUNDS_COLD_RATIO=2
 FLOOR_ROUNDS_WARM_RATIO=1.25
 # A floor round is this long unless --duration says otherwise, after a warm-up round of its JIT (the API warms its
@@ -44,14 +44,14 @@ Usage: loadtests/run.sh [options]
                      ($FLOOR_DURATION without it); nginx serves the API's responses crawled into files (the
                      machine's HTTP limit, http-limit.txt); each cached round against the floor rounds
                      beside it, its latency SLO 2x (cold) and 1.25x (warm) the floor's before it, and the
-                     median ratio of the warm rounds against issue 15's targets (vus-1000: throughput)
+                     median ratio of the warm rounds against those targets (vus-1000: throughput)
   --warm-rounds N    warm rounds of --ceiling (default 3; 1 with --smoke)
   --slo MODE         floor (default, except --smoke): measure the floor first ($FLOOR_DURATION) and hold the
                      run's p95/p99 to 2x the floor's, its dropped iterations to 2x the floor's; absolute:
                      the scenario's fixed limits in ms (the seeds' published bars)
   --capture-compare  the scenario against the cache with change data capture off, on, off, on, off (a fresh
                      API each, plain SQL UPDATEs of concerts from another connection throughout); each
-                     "on" run's requests/s against the "off" runs beside it (issue 16: on >= 0.95 x off)
+                     "on" run's requests/s against the "off" runs beside it (target: on >= 0.95 x off)
   --smoke            a few seconds at a low rate, for CI (SLOs still apply)
   --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
   --jdk25            run the API on Temurin 25 with virtual threads
@@ -504,7 +504,7 @@ run_k6() {
   [[ -z $WRITES ]] || env+=(--env "WRITE_RATE=$WRITES" --env "WRITE_BASE_URL=${WRITE_BASE_URL:-${K6_BASE_URL:-http://127.0.0.1:$API_PORT}}")
   [[ -z ${WINDOW_SECONDS:-} ]] || env+=(--env "WINDOW_SECONDS=$WINDOW_SECONDS")
   env+=("${SLO_ENV[@]}")
-  # Issue 7's bar for a run with the database killed: misses may fail, under 1% of requests; p99 under 100 ms.
+  # The bar for a run with the database killed: misses may fail, under 1% of requests; p99 under 100 ms.
   [[ -z $DB_OUTAGE ]] || env+=(--env MAX_FAILED_RATE=0.01 --env "P99_MS=${P99_MS:-100}")
   local dashboard=()
   if $SMOKE; then
@@ -699,7 +699,7 @@ elif $CEILING; then
   # round to round, the floor's too (ADR 0203). The floor idles while the cache runs and the other way round.
   [[ -n $WARM_ROUNDS ]] || { WARM_ROUNDS=3; ! $SMOKE || WARM_ROUNDS=1; }
   # Before each warm round, nginx serving the API's crawled responses from files (lib/http-limit.sh): the HTTP
-  # limit of this machine, in the same run (issue 32).
+  # limit of this machine, in the same run (ADR 0205).
   labels=(floor-1 "$PROFILE-cold" floor-2)
   for ((round = 1; round <= WARM_ROUNDS; round++)); do
     labels+=("nginx-$round" "$PROFILE-warm-$round" "floor-$((round + 2))")

@@ -10,7 +10,7 @@
                                         p99 while the joiner started; its warm-up and hot-set fill
     fleet.py instances RUN_DIR          one row per instance, from RUN_DIR/instances/api-N/{before,after}/
     fleet.py topology S C S [C S]       --topology-compare: the runs side by side, each cluster run against the
-                                        standalone runs beside it, then the means per topology and issue 12's
+                                        standalone runs beside it, then the means per topology and the
                                         verdict (cluster / standalone requests/s >= 0.9, 0 failed, 0 dropped);
                                         exit status 99 when missed
     fleet.py failover RUN_DIR           --fault primary-kill: the load's requests, failed reads and p99 per
@@ -184,7 +184,7 @@ def join_table(run_dir, joiner, window=60.0):
     if covered < window:
         lines.append(f"The load ended {covered:.0f} s after the join: the window holds those seconds only "
                      "(a longer --duration covers the minute).")
-    lines.append("Target (issue 15): joiner p99 <= 1.5 x the floor's.")
+    lines.append("Target: joiner p99 <= 1.5 x the floor's.")
     lines.extend(joiner_start(run))
     return "\n".join(lines)
 
@@ -227,7 +227,7 @@ def ms(value):
 
 def ratio_of(value, base):
     return "-" if value is None or not base else f"{value / base:.2f}"
-# Issue 12's targets for the cluster against one standalone Redis, and for a primary's failover under load.
+# The targets for the cluster against one standalone Redis, and for a primary's failover under load.
 TOPOLOGY_TARGET = 0.9
 FAILOVER_P99_MARGIN_MS = 100
 
@@ -303,7 +303,7 @@ def windows(run):
 
 
 def failover(run_dir):
-    """--fault primary-kill on a fleet: (text, whether issue 12's failover targets were met)."""
+    """--fault primary-kill on a fleet: (text, whether the failover targets were met)."""
     run = Run(run_dir)
     width = float(run.meta.get("window_seconds") or 5)
     settle = float(run.meta.get("settle_seconds") or 5)

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by loadtests/run.sh for --instances N and --redis standalone|cluster (issue 12): N API instances
+# Sourced by loadtests/run.sh for --instances N and --redis standalone|cluster: N API instances
 # (distinct ports, each started after the previous one is ready) behind nginx with upstream keepalive, on one
 # standalone Redis or on a Redis Cluster (3 primaries + 3 replicas, scripts/services.sh), the scenario replayed
 # against nginx, and a table for the whole fleet plus one row per instance (lib/fleet.py).
@@ -15,7 +15,7 @@
 #   fleet_main RUN_DIR        one fleet run (fleet_run) or the topology comparison; leaves the status in FLEET_STATUS
 #   fleet_run RUN_DIR         one fleet run; leaves k6's exit status in FLEET_STATUS
 #
-# With --join (issue 15): the floor is measured first; the fleet starts with INSTANCES-1 instances, k6 runs in the
+# With --join: the floor is measured first; the fleet starts with INSTANCES-1 instances, k6 runs in the
 # background, and JOIN_AFTER into it the last instance starts and nginx is reloaded with it. nginx logs each
 # request's upstream and time; lib/fleet.py join compares the joiner's first minute with the others' and the
 # floor's (join.txt).

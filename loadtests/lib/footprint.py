@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a fleet run cost Redis, per node and per API instance (issue 12's figures for ADR 0035):
+"""What a fleet run cost Redis, per node and per API instance (the figures of ADR 0035):
 
     footprint.py measure RUN_DIR PORT [PORT ...]
         while the instances are still up after a run of lib/fleet.sh: CLIENT LIST, INFO, the keys by kind (SCAN)

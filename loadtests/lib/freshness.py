@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Freshness checker for loadtests/run.sh --freshness (issues 14 and 16): writers change concert titles
+"""Freshness checker for loadtests/run.sh --freshness: writers change concert titles
 through either API instance (and, with --sql-writer, with plain SQL from a connection of their own),
 readers on every instance poll the written concerts, and the result says how long each instance took to
 serve each write and lists every read that returned a value older than --stale-after-ms after its write

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by loadtests/run.sh for --freshness (issues 14 and 16): two API instances (profile cache) on the
+# Sourced by loadtests/run.sh for --freshness: two API instances (profile cache) on the
 # same Redis and MariaDB, the users-per-second journey in the background on both (RATE split between them,
 # one k6 process each), and lib/freshness.py writing concert titles through either instance (and with
 # --sql-writer with plain SQL) while it reads them back from both. With a fault, Redis misbehaves meanwhile:

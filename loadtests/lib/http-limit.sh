@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The HTTP limit of run.sh --ceiling (issue 32, ADR 0205): the API's cached reads crawled into files
+# The HTTP limit of run.sh --ceiling (ADR 0205): the API's cached reads crawled into files
 # (lib/crawl.py) and served by nginx from them, with keep-alive, 2 workers and open_file_cache, on this machine in
 # the same run: what its HTTP stack (and k6 beside it) can do with the same bytes at the same URLs. Sourced by
 # run.sh; uses its helpers (step, die, free_port, service_track, replay).

@@ -1,11 +1,11 @@
-"""The three services of run.sh --ceiling side by side (issue 32, ADR 0205): each warm round of the cache against
+"""The three services of run.sh --ceiling side by side (ADR 0205): each warm round of the cache against
 the nginx round just before it (the crawled responses served from files: the machine's HTTP limit) and the floor
 rounds beside it.
 
     python3 lib/http_limit.py RUN_DIR...    (the rounds in the order they ran: floor-*, nginx-*, *-warm-*, ...)
 
 One row per warm round: requests/s and p99 of nginx, the cache and the floors' mean, the cache's ratios to each;
-then the medians against issue 32's targets (1000 journeys/s: p99 <= 1.0x the floor's in every round; 1000 VUs:
+then the medians against the targets (1000 journeys/s: p99 <= 1.0x the floor's in every round; 1000 VUs:
 >= 0.85x nginx's and >= 1.15x the floor's requests/s).
 """
 

@@ -12,7 +12,8 @@
     report.py ceiling FLOOR CACHED FLOOR [CACHED FLOOR ...]
                                                 (each cached run against the mean of the floor runs beside it,
                                                 then the median ratio of the cold and of the warm runs against
-                                                issue 15's targets)
+                                                the targets: p99 <= 2 x (cold), 1.25 x (warm) the
+                                                floors'; vus-1000: warm requests/s >= 0.95 x theirs)
     report.py limits FLOOR_RUN RATIO [SCALE]    "p95 p99 dropped" a run may have: RATIO x the floor run's
                                                 (ms rounded up, at least 1), times SCALE (smoke: 10)
     report.py capture OFF ON OFF [ON OFF ...]   (the same for capture on against off, then on / off in total)
@@ -215,7 +216,7 @@ def table(run):
     return "\n".join(lines)
 
 
-# Issue 16: throughput with change data capture on at least 0.95 x with it off, in the same run.
+# Throughput with change data capture on at least 0.95 x with it off, in the same run.
 CAPTURE_TARGET = 0.95
 
 
@@ -300,7 +301,7 @@ def capture(runs):
     return "\n".join(lines)
 
 
-# Issue 15's targets for --ceiling, judged on the median of a kind's rounds (one 30 s round's p99 moves by 2x from
+# The targets for --ceiling, judged on the median of a kind's rounds (one 30 s round's p99 moves by 2x from
 # round to round on this machine, the floor's as much as the cache's): p99 at most this many times the floors'.
 CEILING_P99_TARGETS = {"cold": 2.0, "warm": 1.25}
 # The 1000-VU closed loop: warm requests/s at least this share of the floors'.

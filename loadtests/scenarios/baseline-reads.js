@@ -1,4 +1,4 @@
-// The uncached baseline of issue 2: the list (first 10 pages, by cursor) and the schedules (random
+// The uncached baseline: the list (first 10 pages, by cursor) and the schedules (random
 // concerts over the whole data set), each alone at a closed-loop VU count, one after the other, so
 // each endpoint gets its own requests/s and p95/p99 (tags: endpoint=list|schedules).
 import http from 'k6/http';

@@ -35,18 +35,18 @@ check --scenario vus-1000 --ceiling
 # so which one serves more on a machine shared with builds is noise (it read 0.96x and 0.82x under load 15-24).
 expect_output '^  requests/s +.*\([0-9]+\.[0-9]{2}x\).*\([0-9]+\.[0-9]{2}x\)'
 expect_output '^SLO of the next run: .*1\.25 x the floor.s \(floor-2\), x10 smoke$'
-# The main command's SLOs as ratios to a floor measured first in the same run (issue 15), here in smoke mode.
+# The main command's SLOs as ratios to a floor measured first in the same run, here in smoke mode.
 check --slo floor
 expect_output '^  SLO: p95 < [0-9]+ ms, p99 < [0-9]+ ms, dropped <= 0: 2 x the floor.s \(floor\), x10 smoke$'
 expect_output '^  p99 ms +[0-9.]+ +[0-9.]+ \([0-9.]+x\)$'
-# The fleet (issue 12): three stand-ins behind nginx, each with its row and a third of the requests; then two
+# The fleet: three stand-ins behind nginx, each with its row and a third of the requests; then two
 # on a Redis Cluster. Reads only: each stand-in keeps its writes to itself, unlike the API.
 check --instances 3
 expect_output '^  api-3 +[0-9.]+ +3[0-9]\.[0-9]%'
 expect_output '3 instance\(s\) behind nginx 127\.0\.0\.1:[0-9]+, Redis standalone'
 check --instances 2 --redis cluster
 expect_output '2 instance\(s\) behind nginx .*Redis cluster (127\.0\.0\.1:[0-9]+,){5}127\.0\.0\.1:[0-9]+$'
-# Issue 12's benchmarks: a write mix reported apart, the topology comparison (smoke: standalone, cluster,
+# The fleet's benchmarks: a write mix reported apart, the topology comparison (smoke: standalone, cluster,
 # standalone) and a primary killed under load with the p99 per 5 s window around it (the stand-in does not use Redis:
 # this checks the runner's machinery, the kill, the promotion and the report).
 check --scenario users-per-second --writes 2 --instances 2

@@ -3,7 +3,7 @@ package dev.concertcache.tiered;
 import java.time.Duration;
 
 /**
- * The immutable settings of the hot set (issue 15, ADR 0202): every instance publishes the keys of its L1's hottest
+ * The immutable settings of the hot set (ADR 0202): every instance publishes the keys of its L1's hottest
  * entries per cache to Redis, and an instance that starts fills its L1 from them, through the normal Redis read,
  * before it reports ready. Changed with withers: {@code HotSetConfiguration.defaultConfig().withSize(500)}.
  *

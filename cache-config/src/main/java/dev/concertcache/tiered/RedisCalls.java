@@ -49,8 +49,8 @@ final class RedisCalls {
 
 	/**
 	 * An invalidation goes past the breaker: the breaker sheds reads from a slow Redis, but an eviction that Redis
-	 * can still take must land now, not wait in this process' memory while others serve the old value (issue 14,
-	 * hole 3). Only a Redis that does not answer (the command timeout) makes it fail.
+	 * can still take must land now, not wait in this process' memory while others serve the old value.
+	 * Only a Redis that does not answer (the command timeout) makes it fail.
 	 */
 	<T> T pastTheBreaker(String cache, String operation, Supplier<T> command) {
 		try {

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * A full Redis (a crawler's list pages) evicts cached values, never the keys without a time to live that
  * invalidation rests on: generation counters, the value shapes in use, the invalidation stream and its number
- * (redis/redis.conf {@code volatile-lfu}, issue 14 hole 11, ADR 0100).
+ * (redis/redis.conf {@code volatile-lfu}, ADR 0100).
  */
 class TieredCacheMemoryPressureTests {
 

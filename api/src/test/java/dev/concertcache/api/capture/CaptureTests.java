@@ -44,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Issue 16, item 1, end to end: rows changed with plain SQL on a connection of their own (another application)
+ * End to end: rows changed with plain SQL on a connection of their own (another application)
  * reach every cache tier of every instance through the binary log, across a stopped capture, a purged binlog, a
  * killed binlog connection, a Redis outage and a handover of the lease. A private Redis (the tests kill it) and a
  * database server with its binary log on, which the tests purge and kill: a private MariaDB
