@@ -20,155 +20,21 @@ FLOOR_ROUNDS_WARM_RATIO=1.25
 FLOOR_DURATION=${FLOOR_DURATION:-30s}
 FLOOR_WARMUP=${FLOOR_WARMUP:-30s}
 FLOOR_WARMUP_RATE=${FLOOR_WARMUP_RATE:-300}
-# Scenarios that write (the floor has no writes) or have no latency SLO keep their fixed thresholds.
-FLOOR_SLO_EXCLUDED=(read-write-mix baseline-reads)
 # --capture-compare: capture off and on in turn, each on a fresh API; every "on" run sits between two "off"
 # runs, so its ratio is to their mean and the machine's drift over the rounds shows (as --ceiling does).
 CAPTURE_ROUNDS=(capture-off-1 capture-on-1 capture-off-2 capture-on-2 capture-off-3)
 
-usage() {
-  cat <<EOF
-Usage: loadtests/run.sh [options]
-
-  --scenario NAME    a file in loadtests/scenarios/ without .js (default users-per-second):
-                     $(cd "$ROOT/loadtests/scenarios" && for f in *.js; do printf '%s ' "${f%.js}"; done)
-  --duration D       load duration, k6 syntax (30s, 2m); default per scenario (mostly 60s)
-  --rate N           iterations per second of arrival-rate scenarios (default per scenario)
-  --concerts N       data set size (default 5000)
-  --profile P        cache (two tiers, default), redis-only, none (no cache), or any Spring
-                     profiles, comma-separated
-  --compare          run the scenario against none, redis-only and cache and print them side by side
-  --ceiling          the scenario in rounds, alternating the floor (floor/, a plain Boot app serving the
-                     same data from memory, a process of its own) and one API: floor, cache (cold), floor,
-                     then nginx, cache (warm), floor --warm-rounds times, every round --duration long
-                     ($FLOOR_DURATION without it); nginx serves the API's responses crawled into files (the
-                     machine's HTTP limit, http-limit.txt); each cached round against the floor rounds
-                     beside it, its latency SLO 2x (cold) and 1.25x (warm) the floor's before it, and the
-                     median ratio of the warm rounds against those targets (vus-1000: throughput)
-  --warm-rounds N    warm rounds of --ceiling (default 3; 1 with --smoke)
-  --slo MODE         floor (default, except --smoke): measure the floor first ($FLOOR_DURATION) and hold the
-                     run's p95/p99 to 2x the floor's, its dropped iterations to 2x the floor's; absolute:
-                     the scenario's fixed limits in ms (the seeds' published bars)
-  --capture-compare  the scenario against the cache with change data capture off, on, off, on, off (a fresh
-                     API each, plain SQL UPDATEs of concerts from another connection throughout); each
-                     "on" run's requests/s against the "off" runs beside it (target: on >= 0.95 x off)
-  --smoke            a few seconds at a low rate, for CI (SLOs still apply)
-  --keep-running     leave Redis, MariaDB and the API up after the run, until Ctrl-C
-  --jdk25            run the API on Temurin 25 with virtual threads
-  --aot-cache        run the API as its image does (ADR 0202): the extracted jar on Temurin 25 from an AOT cache
-                     trained without backends, made once per jar in api/target/aot/
-  --db D             mariadb (default: MariaDB 10.11, Debian's) or mysql (MySQL 9.7, Debian sid's, in a chroot
-                     scripts/mysql-rootfs.sh makes once per machine)
-  --db-outage D@T    kill mariadbd (SIGKILL) T into the k6 run and start it again D later, e.g.
-                     15s@20s (ADR 0030); SLOs become: under 1% failed, p99 under 100 ms
-  --freshness        two API instances (cache) under the journey (RATE split between them, default 1000/s,
-                     60 s); lib/freshness.py writes concert titles through either and reads them back from
-                     both: lag per instance and writer, every read older than 1 s after its write's ack
-  --sql-writer       with --freshness, a third writer: plain SQL UPDATEs on a connection of its own
-  --fault F          with --freshness: redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third),
-                     redis-restart (Redis stopped and started again, empty, halfway), reader-kill (the instance
-                     reading the binary log killed halfway: the other takes over), rolling-deploy (each
-                     instance stopped gracefully and started again in turn, the load through nginx),
-                     capture-stall (the binary log unreadable for the middle third: the reader stalls) or, with --redis cluster,
-                     primary-kill (the primary holding the invalidation stream killed halfway, back 10 s later);
-                     primary-kill also without --freshness, on a fleet on --redis cluster: failed reads, the
-                     run's p99 and the p99 of each 5 s window from the kill to the promotion + 5 s;
-                     with --freshness a comma-separated list (not primary-kill): one run per fault in turn on
-                     the same Redis, MariaDB and data set, each in a directory of its own
-  --instances N      N API instances (free ports) behind nginx on 8080 with upstream keepalive; the
-                     scenario goes through nginx; the table adds one row per instance (lib/fleet.sh)
-  --join             with --instances N (N >= 2): the floor first, then N-1 instances behind nginx under the
-                     scenario; JOIN_AFTER (30s; 5s with --smoke) into it the Nth starts (JIT warm-up, hot-set
-                     fill, readiness) and nginx is reloaded with it; join.txt gives the joiner's first-minute
-                     p99 beside the rest of the fleet's in the same minute and the floor's, as ratios (nginx's
-                     request times per upstream), the fleet's p99 while the joiner started, its warm-up and
-                     hot-set fill. The joiner runs at niceness JOIN_NICE (10) until ready, so its JIT compiles
-                     on what the serving instances leave. Default --duration 3m (60s with --smoke): the join
-                     plus a minute
-  --redis MODE       standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback,
-                     the instances pointed at it with spring.data.redis.cluster.nodes (implies --instances 1)
-  --topology-compare the fleet (--instances, default 3) on one standalone Redis and on the 3+3 cluster in
-                     turn: standalone, cluster, standalone, cluster, standalone (--smoke: s, c, s), fresh
-                     instances each; cluster requests/s against the standalone runs beside it (target >= 0.9)
-  --writes N         users-per-second only: N admin writes a second besides the journeys (scenario writes,
-                     reported apart; on a fleet sent to instance 1 directly, read back from it)
-  --standin          serve the API from loadtests/selftest/standin.py instead of the jar (tests
-                     this runner without Java; no data is loaded)
-  -h, --help
-
-Environment: API_JAR (default api/target/api.jar, rebuilt when stale), API_JAVA_OPTS (JVM flags
-for the API), FLOOR_JAR, FLOOR_JAVA_OPTS (the same for the floor), FLOOR_DURATION (30s), FLOOR_WARMUP (10s), RUNNER_DATA_CACHE (a directory: the generated data set is dumped there once and restored by later runs of its size), FRESHNESS_OPTS (more flags for lib/freshness.py run, e.g. "--read-rate 50 --lag-p99-ms 250"), FAULT_PRIMARY (stream, the primary of the invalidation stream, other, or capture, the primary of the change capture's lease: which one --fault primary-kill kills), K6 (a k6 binary to use), K6_PROMETHEUS_RW_SERVER_URL (also push k6's metrics to this
-Prometheus remote-write URL, for the Grafana dashboards in ops/).
-
-Results: loadtests/results/<timestamp>-<scenario>-<profile>/ (k6 JSON summary, HTML report,
-metric scrapes, API log). Exit status: k6's (0 all SLOs met, 99 an SLO missed; with --ceiling, the
-last run's that was not 0); with --compare, 0 when every run completed; with --freshness, the checker's
-(99: a stale read or a lag p99 over its limit; with several faults, the first failing run's), else the background load's.
-EOF
-}
-
-SCENARIO=users-per-second
-DURATION=""
-RATE=""
-CONCERTS=5000
-PROFILE=cache
-COMPARE=false
-CEILING=false
-WARM_ROUNDS=""
-SLO_MODE=""
-CAPTURE_COMPARE=false
-SMOKE=false
-JOIN=false
-KEEP_RUNNING=false
-JDK25=false
-AOT_CACHE=false
-STANDIN=false
-DB_OUTAGE=""
-FRESHNESS=false
-SQL_WRITER=false
-FAULT=none
+# The options: lib/cli.py parses and checks them (loadtests/run.sh [SUBCOMMAND] --help) and hands back, on
+# descriptor 3 so that its help reaches stdout, shell assignments of every variable the options set (SCENARIO,
+# SMOKE, CEILING, FAULT, ...; defaults included); after the help (exit 0) or an error (exit 2) nothing.
+{ settings=$(RUN_SH_SETTINGS_FD=3 python3 "$ROOT/loadtests/lib/cli.py" "$@" 3>&1 1>&4 4>&-); } 4>&1 || exit
+[[ -n $settings ]] || exit 0
+eval "$settings"
 # Which primary --fault primary-kill kills: "stream", the one holding the invalidation stream (its replica may lack
 # the last announcements, so every instance flushes L1: the worst case), or "other", one without it (the
 # generations move, L1 stays; ADR 0035).
 FAULT_PRIMARY=${FAULT_PRIMARY:-stream}
 [[ $FAULT_PRIMARY =~ ^(stream|other|capture)$ ]] || { echo "FAULT_PRIMARY is stream, other or capture" >&2; exit 2; }
-INSTANCES=""
-REDIS_MODE=""
-TOPOLOGY_COMPARE=false
-WRITES=""
-DB=mariadb
-
-while (($#)); do
-  case $1 in
-    --scenario) SCENARIO=${2:?--scenario needs a name}; shift 2 ;;
-    --duration) DURATION=${2:?--duration needs a value}; shift 2 ;;
-    --rate) RATE=${2:?--rate needs a value}; shift 2 ;;
-    --concerts) CONCERTS=${2:?--concerts needs a value}; shift 2 ;;
-    --profile) PROFILE=${2:?--profile needs a value}; shift 2 ;;
-    --compare) COMPARE=true; shift ;;
-    --ceiling) CEILING=true; shift ;;
-    --warm-rounds) WARM_ROUNDS=${2:?--warm-rounds needs a number}; shift 2 ;;
-    --slo) SLO_MODE=${2:?--slo needs floor or absolute}; shift 2 ;;
-    --capture-compare) CAPTURE_COMPARE=true; shift ;;
-    --smoke) SMOKE=true; shift ;;
-    --keep-running) KEEP_RUNNING=true; shift ;;
-    --jdk25) JDK25=true; shift ;;
-    --aot-cache) AOT_CACHE=true; shift ;;
-    --db) DB=${2:?--db needs mariadb or mysql}; shift 2 ;;
-    --standin) STANDIN=true; shift ;;
-    --db-outage) DB_OUTAGE=${2:?--db-outage needs DURATION@AT, e.g. 15s@20s}; shift 2 ;;
-    --freshness) FRESHNESS=true; shift ;;
-    --sql-writer) SQL_WRITER=true; shift ;;
-    --fault) FAULT=${2:?--fault needs redis-clients, redis-restart, reader-kill, rolling-deploy, capture-stall or primary-kill}; shift 2 ;;
-    --instances) INSTANCES=${2:?--instances needs a number}; shift 2 ;;
-    --join) JOIN=true; shift ;;
-    --redis) REDIS_MODE=${2:?--redis needs standalone or cluster}; shift 2 ;;
-    --topology-compare) TOPOLOGY_COMPARE=true; shift ;;
-    --writes) WRITES=${2:?--writes needs writes per second}; shift 2 ;;
-    -h | --help) usage; exit 0 ;;
-    *) echo "run.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
-  esac
-done
 
 die() {
   echo "run.sh: $*" >&2
@@ -178,14 +44,6 @@ die() {
 step() {
   printf '\n==> %s\n' "$*"
 }
-
-[[ -f $ROOT/loadtests/scenarios/$SCENARIO.js ]] || die "no scenario loadtests/scenarios/$SCENARIO.js"
-[[ $CONCERTS =~ ^[1-9][0-9]*$ ]] || die "--concerts must be a positive integer"
-[[ -z $RATE || $RATE =~ ^[1-9][0-9]*$ ]] || die "--rate must be a positive integer"
-[[ -z $WARM_ROUNDS || $WARM_ROUNDS =~ ^[1-9][0-9]*$ ]] || die "--warm-rounds must be a positive integer"
-[[ -z $WARM_ROUNDS ]] || $CEILING || die "--warm-rounds goes with --ceiling"
-# Spring profile names, comma-separated.
-[[ $PROFILE =~ ^[a-z0-9-]+(,[a-z0-9-]+)*$ ]] || die "--profile must be none or Spring profile names"
 
 # shellcheck source=scripts/services.sh
 source "$ROOT/scripts/services.sh"
@@ -199,33 +57,12 @@ source "$ROOT/loadtests/lib/fleet.sh"
 source "$ROOT/loadtests/lib/http-limit.sh"
 # shellcheck source=loadtests/lib/python-env.sh
 source "$ROOT/loadtests/lib/python-env.sh"
-[[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE" || die "--db-outage must be DURATION@AT, e.g. 15s@20s"
-! { [[ -n $DB_OUTAGE ]] && { $COMPARE || $STANDIN; }; } || die "--db-outage goes with one profile and the real API"
-! { $CEILING && { $COMPARE || [[ -n $DB_OUTAGE ]]; }; } || die "--ceiling goes without --compare and --db-outage"
+[[ -z $DB_OUTAGE ]] || db_outage_parse "$DB_OUTAGE"
 # The floor's rounds and the cache's must be equally long: a p99 over 60 s is not one over 30 s.
 ! { $CEILING && [[ -z $DURATION ]] && ! $SMOKE; } || DURATION=$FLOOR_DURATION
-! { $CAPTURE_COMPARE && { $COMPARE || $CEILING || $FRESHNESS || [[ -n $DB_OUTAGE ]]; }; } ||
-  die "--capture-compare goes without --compare, --ceiling, --freshness and --db-outage"
-! { $CAPTURE_COMPARE && [[ $PROFILE != cache ]]; } || die "--capture-compare runs the cache profile only"
 IFS=, read -ra FAULTS <<<"$FAULT"
-for fault in "${FAULTS[@]}"; do
-  [[ " ${FRESHNESS_FAULTS[*]} " == *" $fault "* ]] || die "--fault must be one of ${FRESHNESS_FAULTS[*]}"
-done
-((${#FAULTS[@]} == 1)) || { $FRESHNESS && [[ " ${FAULTS[*]} " != *" primary-kill "* ]]; } ||
-  die "--fault takes several faults with --freshness, primary-kill not among them"
-! { { $SQL_WRITER || [[ $FAULT != none && $FAULT != primary-kill ]]; } && ! $FRESHNESS; } ||
-  die "--sql-writer and --fault (but primary-kill on a cluster) go with --freshness"
-! { $FRESHNESS && { $COMPARE || $CEILING || $STANDIN || [[ -n $DB_OUTAGE ]]; }; } ||
-  die "--freshness goes without --compare, --ceiling, --db-outage and --standin"
-! { $FRESHNESS && [[ -n $DURATION && ! $DURATION =~ ^[0-9]+(s|m)?$ ]]; } ||
-  die "--freshness takes a duration in s or m, e.g. 45s"
-[[ -z $SLO_MODE || $SLO_MODE == floor || $SLO_MODE == absolute ]] || die "--slo must be floor or absolute"
-[[ -z $WRITES || ($WRITES =~ ^[1-9][0-9]*$ && $SCENARIO == users-per-second) ]] ||
-  die "--writes takes writes per second, with --scenario users-per-second"
-for FAULT in "${FAULTS[@]}"; do
-  fleet_validate
-done
 FAULT=${FAULTS[0]}
+fleet_ensure_nginx
 trap stop_services EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -616,18 +453,6 @@ ensure_packages
 # The reports' Python packages (prometheus_client): python3 is the venv's from here on.
 ensure_python_env || die "could not set up loadtests/.venv (python3 -m venv, pip install -r loadtests/requirements.txt)"
 ensure_k6
-# --slo floor by default where a floor round can stand for the run's load: a single read-only run, not a smoke one.
-if [[ -z $SLO_MODE ]]; then
-  SLO_MODE=absolute
-  if ! $SMOKE && ! $COMPARE && ! $CAPTURE_COMPARE && ! $FRESHNESS && ! fleet_active && [[ -z $DB_OUTAGE ]] &&
-    [[ " ${FLOOR_SLO_EXCLUDED[*]} " != *" $SCENARIO "* ]]; then
-    SLO_MODE=floor
-  fi
-fi
-! { [[ $SLO_MODE == floor ]] && { $COMPARE || $CAPTURE_COMPARE || $FRESHNESS || fleet_active || [[ -n $DB_OUTAGE ]]; }; } ||
-  die "--slo floor goes with a single run or --ceiling"
-! { [[ $SLO_MODE == floor ]] && [[ " ${FLOOR_SLO_EXCLUDED[*]} " == *" $SCENARIO "* ]]; } ||
-  die "--slo floor: the floor serves reads only and $SCENARIO writes or has no latency SLO"
 SLO_ENV=()
 if ! $STANDIN; then
   ensure_java
@@ -652,7 +477,6 @@ RUN_NAME=$SCENARIO-$LABEL
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME
 mkdir -p "$RESULTS"
 
-[[ $DB =~ ^(mariadb|mysql)$ ]] || die "--db is mariadb or mysql"
 step "starting Redis and $DB (private, loopback)"
 fleet_start_redis || die "Redis did not start"
 "start_$DB" || die "$DB did not start"

@@ -4,7 +4,7 @@
 # DURATION seconds later starts it again with the same command line, so on the same port and data directory
 # (InnoDB recovers on start-up). Meanwhile the API's meters are sampled once a second into db-outage.tsv.
 #
-#   db_outage_parse 15s@20s       sets DB_OUTAGE_FOR and DB_OUTAGE_AT (seconds; s, m or none), or fails
+#   db_outage_parse 15s@20s       sets DB_OUTAGE_FOR and DB_OUTAGE_AT (seconds; s, m or none; lib/cli.py checked it)
 #   db_outage_start RUN_DIR       before k6: schedules the outage and starts the sampler (both tracked services)
 #   db_outage_finish RUN_DIR      after k6: waits until the database is back (if the run was shorter) and
 #                                 reaps the killed process; the restarted one is stopped with the rest
@@ -25,7 +25,6 @@ _db_outage_seconds() {
 }
 
 db_outage_parse() {
-  [[ $1 =~ ^[0-9]+(s|m)?@[0-9]+(s|m)?$ ]] || return 1
   DB_OUTAGE_FOR=$(_db_outage_seconds "${1%@*}")
   DB_OUTAGE_AT=$(_db_outage_seconds "${1#*@}")
 }

@@ -9,7 +9,7 @@
 # invalidation stream halfway through the load and restarts it later, each request tagged with its 5 s window.
 #
 #   fleet_active              true when --instances, --redis or --topology-compare was given
-#   fleet_validate            dies on flags that do not go together
+#   fleet_ensure_nginx        installs nginx when missing and needed (which options go together: lib/cli.py)
 #   fleet_start_redis         standalone or cluster (both for --topology-compare); sets REDIS_ARGS (the API's
 #                             spring.data.redis.* flags)
 #   fleet_main RUN_DIR        one fleet run (fleet_run) or the topology comparison; leaves the status in FLEET_STATUS
@@ -22,7 +22,6 @@
 #
 # Needs scripts/services.sh, run.sh's start_api, run_k6, die, step and its variables (PROFILE, SMOKE, ...).
 
-FLEET_REDIS_MODES=(standalone cluster)
 # --topology-compare: every cluster run sits between two standalone runs, so its ratio is to their mean and the
 # machine's drift over the rounds shows (as --ceiling and --capture-compare do).
 FLEET_TOPOLOGY_ROUNDS=(standalone-1 cluster-1 standalone-2 cluster-2 standalone-3)
@@ -37,26 +36,9 @@ fleet_active() {
   [[ -n ${INSTANCES:-} || -n ${REDIS_MODE:-} ]] || ${TOPOLOGY_COMPARE:-false}
 }
 
-fleet_validate() {
-  [[ -z ${INSTANCES:-} || $INSTANCES =~ ^[1-9][0-9]?$ ]] || die "--instances must be 1..99"
-  [[ -z ${REDIS_MODE:-} || " ${FLEET_REDIS_MODES[*]} " == *" $REDIS_MODE "* ]] ||
-    die "--redis must be one of ${FLEET_REDIS_MODES[*]}"
-  ! { fleet_active && { $COMPARE || $CEILING || [[ -n $DB_OUTAGE ]]; }; } ||
-    die "--instances and --redis go without --compare, --ceiling and --db-outage"
-  ! { ${JOIN:-false} && { [[ -z ${INSTANCES:-} ]] || ((INSTANCES < 2)); }; } || die "--join needs --instances 2 or more"
-  ! { $FRESHNESS && [[ -n ${INSTANCES:-} ]]; } || die "--freshness runs two instances of its own: no --instances"
-  ! { [[ ${FAULT:-none} == primary-kill ]] && [[ ${REDIS_MODE:-} != cluster ]]; } ||
-    die "--fault primary-kill needs --redis cluster"
-  ! { [[ ${FAULT:-none} == redis-restart ]] && [[ ${REDIS_MODE:-} == cluster ]]; } ||
-    die "--fault redis-restart restarts a standalone Redis: with --redis cluster use primary-kill"
-  if ${TOPOLOGY_COMPARE:-false}; then
-    [[ -z ${REDIS_MODE:-} ]] || die "--topology-compare runs both topologies: no --redis"
-    ! { $FRESHNESS || [[ ${FAULT:-none} != none ]]; } || die "--topology-compare goes without --freshness and --fault"
-    INSTANCES=${INSTANCES:-3}
-  fi
-  ! { [[ ${FAULT:-none} == primary-kill ]] && ! $FRESHNESS && [[ $SCENARIO != users-per-second ]]; } ||
-    die "--fault primary-kill on a fleet replays users-per-second (its requests are tagged with their window)"
-  if { fleet_active || [[ ${FAULT:-none} == rolling-deploy ]]; } && ! command -v nginx >/dev/null &&
+# nginx, installed when missing, for a fleet and for --fault rolling-deploy (FAULTS, any of them).
+fleet_ensure_nginx() {
+  if { fleet_active || [[ " ${FAULTS[*]} " == *" rolling-deploy "* ]]; } && ! command -v nginx >/dev/null &&
     [[ ! -x /usr/sbin/nginx ]]; then
     step "installing nginx"
     "$ROOT/scripts/install-deps.sh" nginx || die "could not install nginx"

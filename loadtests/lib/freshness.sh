@@ -24,8 +24,6 @@
 #
 # Needs scripts/services.sh, run.sh's start_api, snapshot and its variables (RATE, DURATION, SMOKE, ...).
 
-FRESHNESS_FAULTS=(none redis-clients redis-restart primary-kill reader-kill rolling-deploy capture-stall)
-
 # Seconds in "45", "45s" or "2m".
 _freshness_seconds() {
   case $1 in
