@@ -198,8 +198,10 @@ def parents():
 
     writes = Parser(add_help=False)
     writes.add_argument("--writes", dest="WRITES", type=positive, metavar="N",
-                        help="users-per-second only: N admin writes a second besides the journeys (scenario "
-                             "writes, reported apart; on a fleet sent to instance 1 directly, read back from it)")
+                        help="users-per-second only: N admin writes a second besides the journeys (k6 scenario "
+                             "writes, each read back at once; the table shows them apart; on a fleet sent to "
+                             "instance 1 past nginx, as a read-back through nginx may reach another instance, which "
+                             "may serve the old value for up to 1 s by contract)")
     return common, load, profile, standin, writes
 
 
@@ -243,7 +245,8 @@ def build():
 
     command("compare", "none, redis-only and cache side by side",
             "The scenario against none (no cache), redis-only and cache in turn (the API restarted, Redis flushed, the "
-            "same data), printed side by side. Exit status 0 when every run completed.",
+            "same data), printed side by side: requests/s and p99 with their ratio to none. Exit status 0 when every "
+            "run completed.",
             (load, standin, writes), COMPARE="true")
 
     ceiling = command(
@@ -251,35 +254,44 @@ def build():
         "The scenario in rounds, alternating the floor (floor/, a plain Boot app serving the same data from memory, "
         "a process of its own) and one API: floor, cache (cold), floor, then nginx, cache (warm), floor --warm-rounds "
         "times, every round --duration long (FLOOR_DURATION without it; the scenario's smoke length with --smoke); "
-        "nginx serves the API's responses crawled into files (the machine's HTTP limit, http-limit.txt). Each cached "
-        "round against the floor rounds beside it, its latency SLO 2x (cold) and 1.25x (warm) the floor's before it, "
-        "and the median ratio of the warm rounds against issue 15's targets (vus-1000: throughput). Exit status: the "
-        "last round's that was not 0.",
+        "nginx serves the API's responses crawled into files by lib/crawl.py, with keep-alive and 2 workers (the "
+        "machine's HTTP limit; http-limit.txt puts each warm round beside the nginx round before it, against issue "
+        "32's targets). Each cached round against the mean of the floor rounds beside it, its latency SLO 2x (cold) "
+        "and 1.25x (warm) the floor's round just before it, and the median ratio of the warm rounds against issue "
+        "15's targets. --scenario vus-1000 answers \"what does the cache cost in throughput?\", the default scenario "
+        "\"what latency does it add to the framework's at 1000 users/s?\". Exit status: the last round's that was "
+        "not 0.",
         (load, profile, standin), CEILING="true")
     ceiling.add_argument("--warm-rounds", dest="WARM_ROUNDS", type=positive, metavar="N",
                          help="warm rounds (default 3; 1 with --smoke)")
 
     command("capture-compare", "change data capture off and on in turn",
-            "The scenario against the cache with change data capture off, on, off, on, off (a fresh API each, plain "
-            "SQL UPDATEs of concerts from another connection throughout, SQL_WRITES_PER_S); each \"on\" run's "
-            "requests/s against the \"off\" runs beside it (issue 16: on >= 0.95 x off).",
+            "The scenario against the cache profile with change data capture off, on, off, on, off "
+            "(concert-cache.capture.mode off / required), each on a fresh API and an empty Redis, while plain SQL "
+            "UPDATEs change the 18 most read concerts from a connection of their own (SQL_WRITES_PER_S) in every "
+            "run; each \"on\" run's requests/s and p99 against the mean of the \"off\" runs beside it, then "
+            "capture on / off, the mean requests/s of the \"on\" runs over the \"off\" runs', against issue 16's "
+            "target of at least 0.95. With an arrival-rate scenario (the default) requests/s is the offered rate "
+            "unless the API falls behind; --scenario vus-1000 measures the most it serves.",
             (load, standin, writes), CAPTURE_COMPARE="true")
 
     outage = command(
         "db-outage", "the database killed under load",
         "The scenario against one API while mariadbd is killed (SIGKILL) and started again (ADR 0030); the API is "
-        "sampled once a second (db-outage.txt). SLOs become: under 1% failed, p99 under P99_MS.",
+        "sampled once a second and lib/db_outage_report.py prints the outage's table (db-outage.txt). SLOs become: "
+        "under 1% failed, p99 under P99_MS.",
         (load, profile, writes))
-    outage.add_argument("DB_OUTAGE", metavar="D@T", type=matching(r"[0-9]+(s|m)?@[0-9]+(s|m)?", "DURATION@AT, e.g. "
-                                                                                                 "15s@20s"),
+    outage.add_argument("DB_OUTAGE", metavar="D@T",
+                        type=matching(r"[0-9]+(s|m)?@[0-9]+(s|m)?", "DURATION@AT, e.g. 15s@20s"),
                         help="kill mariadbd T into the k6 run and start it again D later, e.g. 15s@20s")
 
     freshness = command(
         "freshness", "how soon each of two instances serves a write",
         "Two API instances (cache) under the users-per-second journey (--rate split between them); lib/freshness.py "
         "writes concert titles through either and reads them back from both: lag per instance and writer, every read "
-        "older than 1 s after its write's ack. Exit status: the checker's (99: a stale read or a lag p99 over its "
-        "limit; with several faults, the first failing run's), else the background load's.",
+        "older than 1 s after its write's ack (loadtests/README.md, Freshness). Exit status: the checker's (99: a "
+        "stale read or a lag p99 over its limit; with several faults, the first failing run's), else the background "
+        "load's.",
         (), FRESHNESS="true")
     freshness.add_argument("--duration", dest="DURATION", metavar="D",
                            type=matching(r"[0-9]+(s|m)?", "a duration in s or m, e.g. 45s"),
@@ -287,12 +299,16 @@ def build():
     freshness.add_argument("--rate", dest="RATE", type=positive, metavar="N",
                            help="journeys per second in total (default 1000, 20 with --smoke)")
     freshness.add_argument("--sql-writer", dest="SQL_WRITER", action="store_const", const="true",
-                           help="a third writer: plain SQL UPDATEs on a connection of its own")
+                           help="a third writer: plain SQL UPDATEs from a mariadb client on a connection of its "
+                                "own, each after an INSERT into a table of its own (freshness_order), as the ticketing "
+                                "application writes its orders beside the cached tables (issue 16)")
     freshness.add_argument("--fault", dest="FAULT", type=freshness_faults, metavar="F",
                            help="redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third), redis-restart "
                                 "(Redis stopped and started again, empty, halfway), reader-kill (the instance reading "
                                 "the binary log killed halfway: the other takes over), rolling-deploy (each instance "
-                                "stopped gracefully and started again in turn, the load through nginx), capture-stall "
+                                "stopped gracefully and started again in turn, the next once the first is ready, the "
+                                "load through nginx in front of both; a write acknowledged while an instance refused "
+                                "connections counts as down, not as a lag), capture-stall "
                                 "(the binary log unreadable for the middle third: the reader stalls) or, with --redis "
                                 "cluster, primary-kill (the primary holding the invalidation stream killed halfway, "
                                 "back 10 s later); a comma-separated list (not primary-kill): one run per fault in "
@@ -302,8 +318,10 @@ def build():
 
     fleet = command(
         "fleet", "N instances behind nginx",
-        "The scenario through nginx in front of N API instances, each started once the previous one is ready, on "
-        "one standalone Redis or a Redis Cluster; the table adds one row per instance (lib/fleet.sh).",
+        "The scenario through nginx (one worker, upstream keepalive 64, ops/nginx/proxy.conf shared with compose) in "
+        "front of N API instances, each started once the previous one is ready, on one standalone Redis or a Redis "
+        "Cluster (Redis figures summed over its nodes). The table is the fleet's (counters summed over the "
+        "instances), then one row per instance (lib/fleet.sh, loadtests/README.md).",
         (load, profile, standin, writes))
     add_fleet_options(fleet, "1")
     fleet.add_argument("--redis", dest="REDIS_MODE", choices=REDIS_MODES, metavar="MODE",
@@ -326,8 +344,9 @@ def build():
     topology = command(
         "topology-compare", "the fleet on standalone Redis and on a cluster",
         "The fleet on one standalone Redis and on the 3+3 cluster in turn: standalone, cluster, standalone, cluster, "
-        "standalone (--smoke: s, c, s), fresh instances each; cluster requests/s against the standalone runs beside "
-        "it (target >= 0.9; exit 99 when missed).",
+        "standalone (--smoke: the first three), fresh instances and nginx each round, both Redis flushed before; each "
+        "cluster run against the standalone runs beside it, the means per topology and cluster / standalone "
+        "requests/s against issue 12's target (>= 0.9, 0 failed, 0 dropped; exit 99 when missed).",
         (load, profile, standin, writes), TOPOLOGY_COMPARE="true")
     add_fleet_options(topology, "3")
     return parser, commands

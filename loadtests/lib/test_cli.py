@@ -6,7 +6,6 @@ import re
 import subprocess
 import unittest
 
-import cli
 from cli import ENVIRONMENT, ROOT, VARIABLES, build, parse
 
 RUN_SH = (ROOT / "loadtests" / "run.sh").read_text()
@@ -194,6 +193,13 @@ class GeneratedHelpTests(unittest.TestCase):
                 self.assertEqual(literal, {default} if default else set())
                 for command in where or ():
                     self.assertIn(name, self.commands[command].format_help())
+
+    def test_the_readme_names_every_subcommand(self):
+        readme = (ROOT / "loadtests" / "README.md").read_text()
+        options = readme[readme.index("## Runner options"):readme.index("## Reading the table")]
+        for name in self.commands:
+            with self.subTest(name=name):
+                self.assertIn(f"`{name}`", options)
 
     def test_help_exits_0_for_the_runner_and_every_subcommand(self):
         for argv in (["--help"], ["-h"], ["--smoke", "--ceiling", "-h"], *([name, "--help"] for name in self.commands)):
