@@ -254,11 +254,11 @@ def build():
         "The scenario in rounds, alternating the floor (floor/, a plain Boot app serving the same data from memory, "
         "a process of its own) and one API: floor, cache (cold), floor, then nginx, cache (warm), floor --warm-rounds "
         "times, every round --duration long (FLOOR_DURATION without it; the scenario's smoke length with --smoke); "
-        "nginx serves the API's responses crawled into files by lib/crawl.py, with keep-alive and 2 workers (the "
-        "machine's HTTP limit; http-limit.txt puts each warm round beside the nginx round before it, against issue "
-        "32's targets). Each cached round against the mean of the floor rounds beside it, its latency SLO 2x (cold) "
-        "and 1.25x (warm) the floor's round just before it, and the median ratio of the warm rounds against issue "
-        "15's targets. --scenario vus-1000 answers \"what does the cache cost in throughput?\", the default scenario "
+        "nginx serves the API's responses crawled into files by lib/crawl.py, with keep-alive and 2 workers: the "
+        "machine's HTTP limit. Each cached round against the mean of the floor rounds beside it, its latency SLO 2x "
+        "(cold) and 1.25x (warm) the floor's round just before it; http-limit.txt puts each warm round beside the "
+        "nginx round before it, the medians against the targets (p99 at most the floor's in every round; with "
+        "--scenario vus-1000, requests/s at least 0.85 x nginx's and 1.15 x the floor's). --scenario vus-1000 answers \"what does the cache cost in throughput?\", the default scenario "
         "\"what latency does it add to the framework's at 1000 users/s?\". Exit status: the last round's that was "
         "not 0.",
         (load, profile, standin), CEILING="true")
@@ -270,8 +270,8 @@ def build():
             "(concert-cache.capture.mode off / required), each on a fresh API and an empty Redis, while plain SQL "
             "UPDATEs change the 18 most read concerts from a connection of their own (SQL_WRITES_PER_S) in every "
             "run; each \"on\" run's requests/s and p99 against the mean of the \"off\" runs beside it, then "
-            "capture on / off, the mean requests/s of the \"on\" runs over the \"off\" runs', against issue 16's "
-            "target of at least 0.95. With an arrival-rate scenario (the default) requests/s is the offered rate "
+            "capture on / off, the mean requests/s of the \"on\" runs over the \"off\" runs', against the target "
+            "of at least 0.95. With an arrival-rate scenario (the default) requests/s is the offered rate "
             "unless the API falls behind; --scenario vus-1000 measures the most it serves.",
             (load, standin, writes), CAPTURE_COMPARE="true")
 
@@ -301,7 +301,7 @@ def build():
     freshness.add_argument("--sql-writer", dest="SQL_WRITER", action="store_const", const="true",
                            help="a third writer: plain SQL UPDATEs from a mariadb client on a connection of its "
                                 "own, each after an INSERT into a table of its own (freshness_order), as the ticketing "
-                                "application writes its orders beside the cached tables (issue 16)")
+                                "application writes its orders beside the cached tables")
     freshness.add_argument("--fault", dest="FAULT", type=freshness_faults, metavar="F",
                            help="redis-clients (CLIENT KILL TYPE normal every 2 s in the middle third), redis-restart "
                                 "(Redis stopped and started again, empty, halfway), reader-kill (the instance reading "
@@ -346,7 +346,7 @@ def build():
         "The fleet on one standalone Redis and on the 3+3 cluster in turn: standalone, cluster, standalone, cluster, "
         "standalone (--smoke: the first three), fresh instances and nginx each round, both Redis flushed before; each "
         "cluster run against the standalone runs beside it, the means per topology and cluster / standalone "
-        "requests/s against issue 12's target (>= 0.9, 0 failed, 0 dropped; exit 99 when missed).",
+        "requests/s against the target (>= 0.9, 0 failed, 0 dropped; exit 99 when missed).",
         (load, profile, standin, writes), TOPOLOGY_COMPARE="true")
     add_fleet_options(topology, "3")
     return parser, commands
