@@ -32,8 +32,8 @@ tier_integration() {
 }
 
 tier_checks() {
-  # The load-test report's arithmetic (ratios of --compare and --ceiling, the freshness verdict), with the reports'
-  # packages.
+  # The load-test report's arithmetic (ratios of --compare and --ceiling, the freshness verdict) and the runner's
+  # options (lib/cli.py), with the reports' packages.
   (source loadtests/lib/python-env.sh && ensure_python_env &&
     python3 -m unittest discover -s loadtests/lib -p 'test_*.py') &&
     # compose.yaml cannot run here (no Docker engine): validate it with the compose-spec loader instead.

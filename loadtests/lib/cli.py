@@ -335,8 +335,8 @@ def build():
                             "upstream), the fleet's p99 while the joiner started, its warm-up and hot-set fill. The "
                             "joiner runs at niceness JOIN_NICE until ready. Default --duration 3m (60s with "
                             "--smoke): the join plus a minute")
-    fleet.add_argument("--fault", dest="FAULT", choices=("primary-kill",), metavar="F",
-                       help="primary-kill, with --redis cluster and users-per-second: the primary holding the "
+    fleet.add_argument("--fault", dest="FAULT", choices=("none", "primary-kill"), metavar="F",
+                       help="none (default) or primary-kill, with --redis cluster and users-per-second: the primary holding the "
                             "invalidation stream (FAULT_PRIMARY) killed halfway through the load, started again 10 s "
                             "after the promotion; lib/fleet.py failover prints requests, failed reads and p99 per 5 s "
                             "window and holds the windows from the kill to the promotion + 5 s to the target (0 "
