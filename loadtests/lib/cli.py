@@ -138,7 +138,7 @@ def freshness_faults(value):
 
 
 def text(paragraph):
-    return "\n".join(textwrap.fill(line, WIDTH) for line in paragraph.split("\n"))
+    return "\n".join(textwrap.fill(line, WIDTH, break_on_hyphens=False) for line in paragraph.split("\n"))
 
 
 def environment(subcommand=None):
@@ -147,15 +147,30 @@ def environment(subcommand=None):
     lines = ["environment:"]
     for name, default, what in rows:
         entry = f"{what} (default {default})" if default else what
-        lines.append(textwrap.fill(entry, WIDTH, initial_indent=f"  {name:<29} ", subsequent_indent=" " * 32))
+        lines.append(textwrap.fill(entry, WIDTH, initial_indent=f"  {name:<29} ", subsequent_indent=" " * 32,
+                                   break_on_hyphens=False))
     return "\n".join(lines)
+
+
+class Formatter(argparse.RawDescriptionHelpFormatter):
+    def __init__(self, prog):
+        super().__init__(prog, max_help_position=30, width=WIDTH)
+
+    def _split_lines(self, text, width):
+        # Names such as seed-003-vus-10-20 stay whole.
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def add_argument(self, action):
+        super().add_argument(action)
+        # argparse measures the subcommands' names without their indent: the longest would wrap its summary.
+        if isinstance(action, argparse._SubParsersAction):
+            self._action_max_length += 4
 
 
 class Parser(argparse.ArgumentParser):
     def __init__(self, **kwargs):
         kwargs.setdefault("allow_abbrev", False)
-        kwargs.setdefault("formatter_class",
-                          lambda prog: argparse.RawDescriptionHelpFormatter(prog, max_help_position=30, width=WIDTH))
+        kwargs.setdefault("formatter_class", Formatter)
         super().__init__(**kwargs)
 
 
@@ -179,7 +194,7 @@ def parents():
     load = Parser(add_help=False)
     load.add_argument("--scenario", dest="SCENARIO", choices=scenarios(), metavar="NAME",
                       help="a file in loadtests/scenarios/ without .js (default users-per-second): "
-                           + " ".join(scenarios()))
+                           + ", ".join(scenarios()))
     load.add_argument("--duration", dest="DURATION", metavar="D",
                       help="load duration, k6 syntax (30s, 2m); default per scenario (mostly 60s)")
     load.add_argument("--rate", dest="RATE", type=positive, metavar="N",
