@@ -341,8 +341,16 @@ run_k6() {
   [[ -z $WRITES ]] || env+=(--env "WRITE_RATE=$WRITES" --env "WRITE_BASE_URL=${WRITE_BASE_URL:-${K6_BASE_URL:-http://127.0.0.1:$API_PORT}}")
   [[ -z ${WINDOW_SECONDS:-} ]] || env+=(--env "WINDOW_SECONDS=$WINDOW_SECONDS")
   env+=("${SLO_ENV[@]}")
-  # The bar for a run with the database killed: misses may fail, under 1% of requests; p99 under 100 ms.
-  [[ -z $DB_OUTAGE ]] || env+=(--env MAX_FAILED_RATE=0.01 --env "P99_MS=${P99_MS:-100}")
+  # The bar for a run with the database killed: misses may fail, under 1% of requests; p99 under 100 ms. Most reads
+  # of a smoke run are first touches, which fail while the database is down: there the outage report's verdict is
+  # the bar.
+  if [[ -n $DB_OUTAGE ]]; then
+    if $SMOKE; then
+      env+=(--env MAX_FAILED_RATE=1)
+    else
+      env+=(--env MAX_FAILED_RATE=0.01 --env "P99_MS=${P99_MS:-100}")
+    fi
+  fi
   local dashboard=()
   if $SMOKE; then
     env+=(--env SMOKE=1)
@@ -597,7 +605,10 @@ else
     echo
     python3 "$ROOT/loadtests/lib/report.py" compare "$RESULTS/floor" "$RESULTS" | tee "$RESULTS/compare.txt"
   fi
-  [[ -z $DB_OUTAGE ]] || python3 "$ROOT/loadtests/lib/db_outage_report.py" "$RESULTS" | tee "$RESULTS/db-outage.txt"
+  if [[ -n $DB_OUTAGE ]]; then
+    python3 "$ROOT/loadtests/lib/db_outage_report.py" "$RESULTS" >"$RESULTS/db-outage.txt" || exit_status=1
+    cat "$RESULTS/db-outage.txt"
+  fi
 fi
 
 if $KEEP_RUNNING; then

@@ -50,6 +50,28 @@ def total(scrape, name, match=lambda tags: True):
     return sum(v for labels, v in scrape.get(name, {}).items() if match(dict(labels)))
 
 
+def verdict(by_status, stale, series, killed, back):
+    """What the outage path must do at any load, as failure reasons (none: passed): a database that cannot be
+    reached is a stale value or a 503, never another 5xx (ADR 0031); what the tiers held was served while it was
+    down; once it listens again, reads load from it again."""
+    reasons = []
+    errors = {s: n for (_, s), n in by_status.items() if s.startswith("5") and s != "503" and n}
+    if errors:
+        reasons.append("reads answered " + ", ".join(f"{n:.0f} x {s}" for s, n in sorted(errors.items()))
+                       + " (a database outage is a stale value or a 503)")
+    if killed and not sum(stale.values()):
+        reasons.append("no stale value served while the database was down")
+    if back:
+        def loaded(scrape):
+            return total(scrape, "tiered_cache_loads_seconds_count", lambda t: t.get("result") == "success")
+        after_back = [scrape for epoch, scrape in series if epoch >= back]
+        if len(after_back) < 2 or loaded(after_back[-1]) <= loaded(after_back[0]):
+            reasons.append("no read loaded from the database after it listened again")
+    elif killed:
+        reasons.append("the database was not started again")
+    return reasons
+
+
 def main(directory):
     run = Run(directory)
     d = Path(directory)
@@ -148,8 +170,13 @@ def main(directory):
                     f"{rej:12.0f}{st:9.0f}  {state:<9}{active:6.0f}/{pending:<6.0f}{busy:12.0f}{mark}"
                 )
             previous = (epoch, scrape)
+    reasons = verdict(by_status, stale, series, killed, back)
+    lines.append("")
+    lines.append("outage path: " + ("OK: no 5xx but 503, stale values served, loads again once the database was back"
+                                    if not reasons else "FAIL: " + "; ".join(reasons)))
     print("\n".join(lines))
+    return 0 if not reasons else 1
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]))

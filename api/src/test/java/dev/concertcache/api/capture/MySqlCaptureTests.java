@@ -5,12 +5,15 @@ import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.testsupport.MySqlServer;
 
-/** {@link CaptureTests} on the JVM's shared MySQL 9.7, with GTIDs on: the reader resumes by GTID. */
+/**
+ * {@link CaptureTests} on a private MySQL 9.7 with GTIDs on (the reader resumes by GTID): the tests kill it and
+ * purge its binary log, which the classes sharing the JVM's MySQL must not see.
+ */
 class MySqlCaptureTests extends CaptureTests {
 
 	@DynamicPropertySource
-	static void sharedMySql(DynamicPropertyRegistry registry) {
-		databaseAndPrivateRedis(registry, MySqlServer.shared(), false);
+	static void privateMySql(DynamicPropertyRegistry registry) {
+		databaseAndPrivateRedis(registry, new MySqlServer(), true);
 	}
 
 }
