@@ -193,7 +193,7 @@ _freshness_sql() {
 freshness_run() {
   local dir=$1
   local default_seconds=60
-  $SMOKE && default_seconds=20
+  $SMOKE && default_seconds=15
   # Two restarts, each a JVM start and a JIT warm-up (up to 60 s, 2 s in a smoke run), should end before the checker
   # does; on a busy machine a smoke run's second restart may end after it: that run checks one whole restart and the
   # other instance's shutdown.
