@@ -68,7 +68,10 @@ def sample(db_port, mgmt_port, seconds, out, interval=10.0):
         f.write("seconds\tselects\trequests\n")
         while True:
             now = time.time() - started
-            f.write(f"{now:.1f}\t{selects(db_port)}\t{requests(mgmt_port):.0f}\n")
+            try:
+                f.write(f"{now:.1f}\t{selects(db_port)}\t{requests(mgmt_port):.0f}\n")
+            except (subprocess.CalledProcessError, OSError):
+                return  # the run is over: its servers are gone
             f.flush()
             if now >= seconds:
                 return
