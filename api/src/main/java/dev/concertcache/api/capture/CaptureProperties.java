@@ -20,8 +20,12 @@ public class CaptureProperties {
 	/** Default of {@code concert-cache.capture.reconnect.initial-backoff}. */
 	public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(200);
 
-	/** Default of {@code concert-cache.capture.reconnect.max-backoff}. */
-	public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofSeconds(5);
+	/**
+	 * Default of {@code concert-cache.capture.reconnect.max-backoff}: until the reader reads again every instance
+	 * reads past both tiers, so a database that is back waits at most this long for it; one login attempt from one
+	 * reader every half second costs a database nothing.
+	 */
+	public static final Duration DEFAULT_MAX_BACKOFF = Duration.ofMillis(500);
 
 	/** Default of {@code concert-cache.capture.retry-interval}. */
 	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(25);
