@@ -59,7 +59,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 
 	private final TieredCacheMetrics.ForCache metrics;
 
-	private final LocalTier.Loads<V> loads = new LocalTier.Loads<>() {
+	private final Loads<V> loads = new Loads<>() {
 
 		@Override
 		public L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1) {
@@ -76,6 +76,13 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			RuntimeException unreachable = DefaultTieredCache.this.loaderGuard.lastUnreachable();
 			return (unreachable != null) ? staleIfError(unreachable, key, RedisRead.unavailable(), previous, false)
 					: null;
+		}
+
+		@Override
+		public @Nullable L1Entry<V> againWhileUnreachable(String key, L1Entry<V> servedStale) {
+			long retryNanos = DefaultTieredCache.this.loaderGuard.openWait().toNanos();
+			return (DefaultTieredCache.this.ticker.read() - servedStale.freshUntil < retryNanos)
+					? whileUnreachable(key, servedStale) : null;
 		}
 
 	};

@@ -71,10 +71,12 @@ final class L1Entry<V> {
 		return now - this.refreshAt >= 0 && this.refreshClaimed == 0 && REFRESH_CLAIMED.compareAndSet(this, 0, 1);
 	}
 
-	L1Entry<V> servedStale() {
-		return this.stale ? this
-				: new L1Entry<>(this.value, this.freshUntil, this.freshUntil, this.staleUntil, true, Source.L1,
-						this.readAt, this.digest);
+	/**
+	 * This value marked stale, served at {@code now}: a stale entry's fresh-until time is when it was last served
+	 * for want of a loader, from which a reader waits the loader's retry interval before it tries the loader again.
+	 */
+	L1Entry<V> servedStale(long now) {
+		return new L1Entry<>(this.value, now, now, this.staleUntil, true, Source.L1, this.readAt, this.digest);
 	}
 
 	/**

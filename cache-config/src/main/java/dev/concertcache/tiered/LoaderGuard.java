@@ -98,6 +98,11 @@ final class LoaderGuard {
 		}
 	}
 
+	/** How long the breaker stays open: how often a reader tries a loader that could not be reached again. */
+	Duration openWait() {
+		return this.openWait;
+	}
+
 	Bulkhead bulkhead() {
 		return this.bulkhead;
 	}

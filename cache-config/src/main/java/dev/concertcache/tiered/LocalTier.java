@@ -158,22 +158,6 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		}
 	}
 
-	/** Reads Redis, then the loader, for a key that had no fresh value here. */
-	interface Loads<V> {
-
-		L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1);
-
-		/** {@link #load} for refresh-ahead: {@code current} is still fresh; Redis' answer is counted apart. */
-		L1Entry<V> refresh(String key, Supplier<Optional<V>> loader, L1Entry<V> current);
-
-		/**
-		 * What a reader serves instead of waiting for another's reload of {@code previous} while the loader cannot
-		 * be reached (the reload will most likely fail): {@code previous} marked stale; {@code null} to wait.
-		 */
-		@Nullable L1Entry<V> whileUnreachable(String key, L1Entry<V> previous);
-
-	}
-
 	/** A load in flight that replaced {@code previous}, an entry past its freshness or refused by the gate. */
 	private static final class Reload<V> extends CompletableFuture<L1Entry<V>> {
 
@@ -270,6 +254,11 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 						refreshAhead(key, found, entry, loader, loads);
 					}
 					return entry.fromL1;
+				}
+				L1Entry<V> again = entry.stale ? loads.againWhileUnreachable(key, entry) : null;
+				if (again != null) {
+					this.metrics.l1Hit.increment();
+					return again.fromL1;
 				}
 				// Expired, or older than what this instance has heard invalidations up to (kept only to be served
 				// if the load fails): refresh it, unless another reader got there first.

@@ -58,7 +58,7 @@ final class StaleIfError<V> {
 			}
 		}
 		if (staleInL1 != null && staleInL1.value.isPresent() && now - staleInL1.staleUntil < 0) {
-			return staleInL1.servedStale();
+			return staleInL1.servedStale(now);
 		}
 		return null;
 	}

@@ -268,6 +268,30 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void whileTheDatabaseCannotBeReachedAValueServedStaleIsServedAgainWithoutALoadUntilTheBreakersWaitHasPassed() {
+		CacheInstance instance = instance(following(servingStale()));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		CountingLoader database = new CountingLoader();
+		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
+				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+		assertThat(cache.lookup(1L, unreachable)).as("Redis' copy").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
+		assertThat(database.calls()).isEqualTo(1);
+
+		instance.ticker.advance(Duration.ofMillis(999));
+		assertThat(cache.lookup(1L, unreachable)).as("within the breaker's 1 s wait")
+			.isEqualTo(Lookup.stale(Optional.of(OLD), Source.L1));
+		assertThat(database.calls()).isEqualTo(1);
+
+		instance.ticker.advance(Duration.ofMillis(1));
+		assertThat(cache.lookup(1L, database.returning(NEW))).as("past it: the loader again, back")
+			.isEqualTo(Lookup.fresh(Optional.of(NEW), Source.LOADER));
+		assertThat(database.calls()).isEqualTo(2);
+	}
+
+	@Test
 	void aFullBulkheadWhileTheDatabaseAnswersServesNothingTheStalledFeedRefused() throws Exception {
 		CacheUnderTest<Long, Item> cache = oneSlotBehindTheFeed();
 		assertThat(cache.get(4L, () -> Optional.of(NEW))).contains(NEW);
