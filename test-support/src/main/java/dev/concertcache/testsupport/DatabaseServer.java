@@ -22,6 +22,22 @@ public interface DatabaseServer extends AutoCloseable {
 
 	Flavor flavor();
 
+	/**
+	 * The statements that make database {@value #DATABASE} and user {@value #USER} on loopback (TCP and socket), with
+	 * all rights on the database and {@code globalPrivileges} on the server.
+	 */
+	static String databaseAndUser(String globalPrivileges) {
+		StringBuilder statements = new StringBuilder("CREATE DATABASE IF NOT EXISTS " + DATABASE
+				+ " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; ");
+		for (String host : new String[] { "127.0.0.1", "localhost" }) {
+			String user = "'" + USER + "'@'" + host + "'";
+			statements.append("CREATE USER IF NOT EXISTS ").append(user).append(" IDENTIFIED BY '").append(PASSWORD)
+				.append("'; GRANT ALL ON ").append(DATABASE).append(".* TO ").append(user).append("; GRANT ")
+				.append(globalPrivileges).append(" ON *.* TO ").append(user).append("; ");
+		}
+		return statements.toString();
+	}
+
 	/** Starts the server, or starts it again after {@link #kill()}; its data is kept. */
 	void start();
 

@@ -50,15 +50,9 @@ public final class MariaDbServer extends ServerProcess implements DatabaseServer
 					"--auth-root-authentication-method=normal", "--skip-test-db"));
 			this.installed = true;
 			super.start();
-			sql("CREATE DATABASE IF NOT EXISTS " + DATABASE + " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; "
-					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + PASSWORD + "'; "
-					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'localhost' IDENTIFIED BY '" + PASSWORD + "'; "
-					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'127.0.0.1'; "
-					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'localhost'; "
-					// The tests read global status counters (Com_select) and EXPLAIN plans; change data capture
-					// reads the binary log (ADR 0033), and its tests purge it.
-					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'127.0.0.1'; "
-					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'localhost';");
+			// The tests read global status counters (Com_select) and EXPLAIN plans; change data capture reads the
+			// binary log (ADR 0033), and its tests purge it.
+			sql(DatabaseServer.databaseAndUser(GLOBAL_PRIVILEGES));
 			return;
 		}
 		super.start();

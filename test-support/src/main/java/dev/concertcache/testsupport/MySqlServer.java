@@ -86,17 +86,10 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 			MySqlRootfs.copyInitializedData(this.rootfs, this.dir.resolve("data"));
 			this.installed = true;
 			super.start();
-			sqlAsRoot("CREATE DATABASE IF NOT EXISTS " + DATABASE
-					+ " CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci; "
-					// Root over TCP too, as MariaDB's install makes it: the tests' DBA statements go over JDBC.
-					+ "CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY ''; "
+			// Root over TCP too, as MariaDB's install makes it: the tests' DBA statements go over JDBC.
+			sqlAsRoot("CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY ''; "
 					+ "GRANT ALL ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION; "
-					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'127.0.0.1' IDENTIFIED BY '" + PASSWORD + "'; "
-					+ "CREATE USER IF NOT EXISTS '" + USER + "'@'localhost' IDENTIFIED BY '" + PASSWORD + "'; "
-					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'127.0.0.1'; "
-					+ "GRANT ALL ON " + DATABASE + ".* TO '" + USER + "'@'localhost'; "
-					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'127.0.0.1'; "
-					+ "GRANT " + GLOBAL_PRIVILEGES + " ON *.* TO '" + USER + "'@'localhost';");
+					+ DatabaseServer.databaseAndUser(GLOBAL_PRIVILEGES));
 			return;
 		}
 		super.start();
