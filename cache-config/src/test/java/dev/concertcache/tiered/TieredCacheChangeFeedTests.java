@@ -292,6 +292,23 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void whileTheDatabaseCannotBeReachedAValueServedStaleAndThenEvictedByAnotherInstanceIsNotServedAgain() {
+		CacheInstance.Settings properties = following(servingStale());
+		CacheInstance other = instance(properties);
+		CacheInstance instance = instance(properties);
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		assertThat(cache.lookup(1L, unreachableDatabase()).stale()).isTrue();
+
+		other.cache("items", Long.class, Item.class).evict(1L);
+		await().atMost(Duration.ofSeconds(5)).until(() -> !cache.isInL1(1L));
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class).as("the write's old value, within the 1 s")
+			.isThrownBy(() -> cache.lookup(1L, unreachableDatabase()));
+	}
+
+	@Test
 	void aFullBulkheadWhileTheDatabaseAnswersServesNothingTheStalledFeedRefused() throws Exception {
 		CacheUnderTest<Long, Item> cache = oneSlotBehindTheFeed();
 		assertThat(cache.get(4L, () -> Optional.of(NEW))).contains(NEW);
