@@ -13,8 +13,13 @@ import reactor.core.scheduler.Schedulers;
 
 import org.junit.jupiter.api.Test;
 
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
 import dev.concertcache.testsupport.RedisCluster;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.autoconfigure.redis.TieredCacheRedisClientAutoConfiguration;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -25,6 +30,29 @@ import static org.awaitility.Awaitility.await;
  * down without a replica, and reads that a failover or a slot migration redirects (ADR 0035).
  */
 class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
+
+	@Test
+	void theStartUpCheckRefusesAClusterOneOfWhosePrimariesSavesSnapshots() {
+		RedisCluster.Node primary = cluster.nodes()
+			.stream()
+			.filter((node) -> node.isRunning() && node.isPrimary())
+			.findFirst()
+			.orElseThrow();
+		ApplicationContextRunner contextRunner = new ApplicationContextRunner()
+			.withConfiguration(AutoConfigurations.of(TieredCacheRedisClientAutoConfiguration.class,
+					DataRedisAutoConfiguration.class))
+			.withPropertyValues("spring.data.redis.cluster.nodes=" + cluster.nodesProperty(),
+					"spring.data.redis.timeout=2s");
+		contextRunner.run((context) -> assertThat(context).hasNotFailed());
+		primary.command("CONFIG", "SET", "save", "60 1");
+		try {
+			contextRunner.run((context) -> assertThat(context).getFailure()
+				.hasMessageContaining(primary.address() + ": RDB snapshots (save \"60 1\")"));
+		}
+		finally {
+			primary.command("CONFIG", "SET", "save", "");
+		}
+	}
 
 	@Test
 	void aKeyIsLoadedOnceThenServedFromL1HereAndFromRedisOnAnotherInstance() {

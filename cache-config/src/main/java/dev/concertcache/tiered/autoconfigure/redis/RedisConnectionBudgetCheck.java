@@ -167,7 +167,7 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 		return false;
 	}
 
-	private static boolean isCommandError(Throwable ex) {
+	static boolean isCommandError(Throwable ex) {
 		for (Throwable cause = ex; cause != null && cause.getCause() != cause; cause = cause.getCause()) {
 			if (cause instanceof RedisCommandExecutionException) {
 				return true;

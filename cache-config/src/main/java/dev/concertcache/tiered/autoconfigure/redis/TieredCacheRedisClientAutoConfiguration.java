@@ -4,6 +4,7 @@ import io.lettuce.core.ReadFrom;
 import io.lettuce.core.RedisClient;
 
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -15,6 +16,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.boot.data.redis.autoconfigure.LettuceClientConfigurationBuilderCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.StringUtils;
 
@@ -30,7 +32,8 @@ import org.springframework.util.StringUtils;
  * <li>on a cluster, reads from primaries only ({@link ReadFrom#UPSTREAM}): a replica may return a value its
  * primary has already tombstoned (ADR 0035); not on a standalone server, where a read-from setting would turn
  * the connection into a master/replica one with topology discovery and connections of its own;</li>
- * <li>{@link RedisConnectionBudgetCheck}, off with {@code tiered-cache.redis.startup-check.enabled=false}.</li>
+ * <li>{@link RedisConnectionBudgetCheck} and {@link RedisPersistenceCheck}, off with
+ * {@code tiered-cache.redis.startup-check.enabled=false}.</li>
  * </ul>
  * Command timeout, connect timeout, client name and pool are Boot's {@code spring.data.redis.*} properties.
  */
@@ -73,6 +76,13 @@ public final class TieredCacheRedisClientAutoConfiguration {
 	RedisConnectionBudgetCheck tieredCacheRedisConnectionBudgetCheck(ListableBeanFactory beanFactory,
 			TieredCacheRedisProperties properties, DataRedisProperties dataRedisProperties) {
 		return new RedisConnectionBudgetCheck(beanFactory, properties, dataRedisProperties);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnProperty(name = "tiered-cache.redis.startup-check.enabled", matchIfMissing = true)
+	RedisPersistenceCheck tieredCacheRedisPersistenceCheck(ObjectProvider<RedisConnectionFactory> connectionFactory) {
+		return new RedisPersistenceCheck(connectionFactory);
 	}
 
 }

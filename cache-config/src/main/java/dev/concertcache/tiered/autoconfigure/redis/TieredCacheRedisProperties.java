@@ -256,7 +256,8 @@ public class TieredCacheRedisProperties {
 	}
 
 	/**
-	 * Start-up check of the connection budget against the server's {@code maxclients}.
+	 * Start-up checks: the connection budget against the server's {@code maxclients}, and a persistence that
+	 * cannot bring back an earlier state.
 	 */
 	public static class StartupCheck {
 
@@ -264,7 +265,8 @@ public class TieredCacheRedisProperties {
 		public static final double DEFAULT_MAX_CLIENTS_SHARE = 0.8;
 
 		/**
-		 * Whether to compare the connection budget with the server's maxclients at start-up.
+		 * Whether to compare the connection budget with the server's maxclients, and refuse a server whose restart
+		 * could bring back an earlier state, at start-up.
 		 */
 		private boolean enabled = true;
 
