@@ -23,7 +23,8 @@ import reactor.core.Disposable;
  * Replication is asynchronous: the replica promoted when a primary dies may lack the primary's last writes,
  * tombstones and generation moves included. Every cache uses every slot (values are spread by their hash tags), so
  * any slot's new primary counts. A node restarted without a failover comes back empty, which loses no
- * invalidation (the values it held are gone too) and is not reported.
+ * invalidation (the values it held are gone too; a persistence that could bring back an earlier state is refused at
+ * start-up, ADR 0100) and is not reported.
  */
 final class ClusterFailovers {
 

@@ -13,7 +13,8 @@ import dev.concertcache.tiered.TieredCache.Source;
 /**
  * What a cache serves when its loader is unavailable (ADR 0031): the value Redis still keeps past its freshness
  * (it is at least as new as this instance's copy), else the stale L1 entry, each only within its stale-if-error
- * window.
+ * window. Nothing from L1 while Redis holds a tombstone for the key: an eviction landed after the entry was read,
+ * and its announcement is on its way to this instance.
  *
  * @param <V> the value type
  */
@@ -45,8 +46,10 @@ final class StaleIfError<V> {
 			return null;
 		}
 		long now = this.ticker.read();
-		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()
-				&& !JsonValueCodec.isTombstone(load.seen())) {
+		if (isTombstoned(read)) {
+			return null;
+		}
+		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
 			Stored<V> stored = this.decoder.apply(load.seen());
 			if (stored != null && stored.value().isPresent() && stored.freshUntil() != JsonValueCodec.ALWAYS_FRESH) {
 				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.clock.millis();
@@ -73,12 +76,14 @@ final class StaleIfError<V> {
 	 */
 	@Nullable L1Entry<V> withinTimeToLive(RedisRead<V> read, @Nullable L1Entry<V> inL1) {
 		long now = this.ticker.read();
+		if (isTombstoned(read)) {
+			return null;
+		}
 		if (inL1 != null && inL1.value.isPresent() && inL1.isFreshAt(now)) {
 			// Fresh until now: the next read asks the gate, then the database, again.
 			return new L1Entry<>(inL1.value, now, now, inL1.freshUntil, true, Source.L1, inL1.readAt, inL1.digest);
 		}
-		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()
-				&& !JsonValueCodec.isTombstone(load.seen())) {
+		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
 			Stored<V> stored = this.decoder.apply(load.seen());
 			long left = (stored != null) ? stored.freshUntil() - this.clock.millis() : 0;
 			if (stored != null && stored.value().isPresent() && left > 0) {
@@ -87,6 +92,10 @@ final class StaleIfError<V> {
 			}
 		}
 		return null;
+	}
+
+	private static boolean isTombstoned(RedisRead<?> read) {
+		return read instanceof RedisRead.Load<?> load && JsonValueCodec.isTombstone(load.seen());
 	}
 
 }

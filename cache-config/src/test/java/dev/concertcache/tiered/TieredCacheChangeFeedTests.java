@@ -292,6 +292,23 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void whileTheDatabaseCannotBeReachedAValueWhoseKeyRedisHoldsATombstoneForIsNotServedFromL1() {
+		CacheInstance instance = instance(following(CacheInstance.properties()));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		// The reader's eviction of a committed write has landed in Redis; its announcement is not heard here yet.
+		instance.redis.opsForValue().set(cache.redisKey(1L), JsonValueCodec.newTombstone());
+		CountingLoader database = new CountingLoader();
+		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
+				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class).isThrownBy(() -> cache.lookup(1L, unreachable));
+		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isZero();
+	}
+
+	@Test
 	void whileTheDatabaseCannotBeReachedAValueServedStaleAndThenEvictedByAnotherInstanceIsNotServedAgain() {
 		CacheInstance.Settings properties = following(servingStale());
 		CacheInstance other = instance(properties);

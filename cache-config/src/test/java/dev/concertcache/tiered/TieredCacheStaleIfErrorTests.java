@@ -186,6 +186,21 @@ class TieredCacheStaleIfErrorTests {
 	}
 
 	@Test
+	void aValueWhoseKeyRedisHoldsATombstoneForIsNotServedStaleFromL1BeforeTheInvalidationArrives() {
+		CacheInstance instance = instance(settings());
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		cache.get(1L, () -> Optional.of(OLD));
+		instance.ticker.advance(Duration.ofSeconds(11));
+		// Another instance's eviction has landed in Redis; its announcement is not heard here yet.
+		instance.redis.opsForValue().set(cache.redisKey(1L), JsonValueCodec.newTombstone());
+		assertThat(cache.isStaleInL1(1L)).isTrue();
+
+		assertThatExceptionOfType(DataAccessResourceFailureException.class)
+			.isThrownBy(() -> cache.lookup(1L, unreachable()));
+		assertThat(staleServed(instance)).isZero();
+	}
+
+	@Test
 	void concurrentReadersOfAStaleEntryShareOneLoadAndAllGetTheStaleValueWhenItFails() throws Exception {
 		CacheInstance instance = instance(settings());
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
@@ -235,6 +250,13 @@ class TieredCacheStaleIfErrorTests {
 			settings.cacheDefaults(settings.cacheDefaults().withL2Ttl(Duration.ofMinutes(1)));
 			settings.cacheDefaults(settings.cacheDefaults().withJitter(0));
 		});
+	}
+
+	/** A loader whose database refuses connections, as a killed server does. */
+	private static Supplier<Optional<Item>> unreachable() {
+		return () -> {
+			throw new DataAccessResourceFailureException("database down", new java.net.ConnectException("refused"));
+		};
 	}
 
 	private static Supplier<Optional<Item>> failing() {
