@@ -5,7 +5,6 @@ import java.time.Duration;
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.TieredCache.Source;
 
 /**
  * Up to when an external change feed has invalidated both tiers (ADR 0037): a reader of the database's binary log
@@ -61,10 +60,21 @@ final class ChangeFeedWatermark {
 		return this.confirmed == null || this.confirmed.covers(InvalidationWatermark.NEVER);
 	}
 
-	/** Whether {@code entry} may be served from L1 now. */
+	/**
+	 * Whether {@code entry} may be served from L1 now: the feed confirmed recently, or the entry's value was read
+	 * from the database within {@code max-lag}.
+	 */
 	boolean covers(L1Entry<?> entry) {
 		return this.confirmed == null || this.confirmed.covers(InvalidationWatermark.NEVER)
-				|| (entry.lookup.source() == Source.LOADER && this.confirmed.covers(entry.readAt));
+				|| (entry.databaseReadAt != InvalidationWatermark.NEVER && this.confirmed.covers(entry.databaseReadAt));
+	}
+
+	/**
+	 * How old a value's database read may be for either tier to serve it while the feed is behind ({@code max-lag});
+	 * zero without a feed followed.
+	 */
+	Duration maxLag() {
+		return (this.confirmed != null) ? this.confirmed.maxSilence() : Duration.ZERO;
 	}
 
 	/** The newest position the feed confirmed that this instance has heard. */

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -233,7 +234,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		int filled = 0;
 		for (int i = 0; i < reservedKeys.size(); i++) {
 			RedisRead.Hit<V> hit = hits.get(i);
-			L1Entry<V> entry = (hit != null) ? fresh(hit.value(), Source.L2, readAt, hit.digest()) : null;
+			L1Entry<V> entry = (hit != null)
+					? fresh(hit.value(), Source.L2, readAt, databaseReadAt(hit, readAt), hit.digest())
+					: null;
 			if (this.local.fill(reservedKeys.get(i), reservations.get(i), entry)) {
 				filled++;
 			}
@@ -251,10 +254,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		long started = this.ticker.read();
 		// Before the read: an invalidation heard after this instant may postdate the value read.
 		long readAt = this.watermark.now();
-		RedisRead<V> read = !this.feed.coversRedis() ? behindTheFeed()
+		boolean behindTheFeed = !this.feed.coversRedis();
+		RedisRead<V> read = behindTheFeed ? behindTheFeed(key)
 				: (refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1);
 		if (read instanceof RedisRead.Hit<V> hit) {
-			return fresh(hit.value(), Source.L2, readAt, hit.digest());
+			return fresh(hit.value(), Source.L2, readAt, databaseReadAt(hit, readAt), hit.digest());
 		}
 		Optional<V> loaded;
 		try {
@@ -262,8 +266,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		}
 		catch (RuntimeException | Error ex) {
 			this.redis.unlockQuietly(read);
-			L1Entry<V> stale = (ex instanceof RuntimeException failure) ? staleIfError(failure, key, read, staleInL1)
-					: null;
+			// What Redis held behind the feed is what the gate refused: not a candidate beside the L1 entry.
+			RedisRead<V> candidate = behindTheFeed ? RedisRead.unavailable() : read;
+			L1Entry<V> stale = (ex instanceof RuntimeException failure)
+					? staleIfError(failure, key, candidate, staleInL1) : null;
 			if (stale != null) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Serving a stale value of cache '" + this.name + "': " + ex);
@@ -272,9 +278,9 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 			}
 			throw ex;
 		}
-		StoredDigest stored = (read instanceof RedisRead.Load<V> load) ? this.redis.store(load, loaded, started)
-				: null;
-		return fresh(loaded, Source.LOADER, readAt, stored);
+		StoredDigest stored = (read instanceof RedisRead.Load<V> load)
+				? this.redis.store(load, loaded, started) : null;
+		return fresh(loaded, Source.LOADER, readAt, readAt, stored);
 	}
 
 	/**
@@ -319,12 +325,22 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	}
 
 	/**
-	 * Redis may lack tombstones of changes the feed has not confirmed (ADR 0037): the loader answers, nothing is
-	 * stored.
+	 * Redis may lack tombstones of changes the feed has not confirmed (ADR 0037): only a value some instance read
+	 * from the database within the feed's max-lag is a hit; any other is loaded again, under the load lock that the
+	 * fleet shares, so that the database sees about one load per key for the fleet, not one per instance.
 	 */
-	private RedisRead<V> behindTheFeed() {
+	private RedisRead<V> behindTheFeed(String key) {
 		this.metrics.feedBehind.increment();
-		return RedisRead.unavailable();
+		return this.redis.readBehindTheFeed(key, this.feed.maxLag());
+	}
+
+	/**
+	 * When a value read from Redis at {@code readAt} (watermark clock) was read from the database, on the same
+	 * clock: its age by the Redis server's clock before {@code readAt}, which is before the server measured it.
+	 */
+	private static long databaseReadAt(RedisRead.Hit<?> hit, long readAt) {
+		return (hit.readAgo() == RedisRead.Hit.UNKNOWN_AGE) ? InvalidationWatermark.NEVER
+				: readAt - TimeUnit.MILLISECONDS.toNanos(hit.readAgo());
 	}
 
 	/**
@@ -332,11 +348,12 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * @param digest the Redis bytes it was read from or stored as, so that a refresh that finds them again keeps
 	 * the instance
 	 */
-	private L1Entry<V> fresh(Optional<V> value, Source source, long readAt, @Nullable StoredDigest digest) {
+	private L1Entry<V> fresh(Optional<V> value, Source source, long readAt, long databaseReadAt,
+			@Nullable StoredDigest digest) {
 		long ttl = this.spec.l1Nanos(value.isEmpty());
 		long freshUntil = this.ticker.read() + ttl;
 		return new L1Entry<>(value, freshUntil, freshUntil - this.spec.l1RefreshAheadNanos(ttl),
-				freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source, readAt, digest);
+				freshUntil + this.spec.l1StaleNanos(value.isEmpty()), false, source, readAt, databaseReadAt, digest);
 	}
 
 	/** Calls the loader through the guard; the load timer measures the call itself, not the wait for a slot. */

@@ -38,6 +38,10 @@ final class InvalidationWatermark {
 		return this.ticker.read();
 	}
 
+	Duration maxSilence() {
+		return Duration.ofNanos(this.maxSilenceNanos);
+	}
+
 	/** Every invalidation published before {@code sentAt} (a read of the stream sent then) has been applied. */
 	void heardUntil(long sentAt) {
 		if (this.heardUntil == NEVER || sentAt - this.heardUntil > 0) {

@@ -12,13 +12,17 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * The Redis form of cached values: JSON in an envelope that carries the format version (ADR 0012).
  * <ul>
- * <li>a value: {@code {"v":1,"f":<fresh until, epoch ms>,"s":"<shape>","d":<the value as JSON>}}</li>
- * <li>an absent result: {@code {"v":1,"f":<fresh until>,"s":"<shape>","absent":true}}</li>
+ * <li>a value: {@code {"v":1,"f":<fresh until, epoch ms>,"r":<read from the database, epoch ms>,"s":"<shape>",
+ * "d":<the value as JSON>}}</li>
+ * <li>an absent result: {@code {"v":1,"f":<fresh until>,"r":<read at>,"s":"<shape>","absent":true}}</li>
  * <li>an eviction's tombstone: {@code {"v":1,"tombstone":"<random id>"}}, read as a miss</li>
  * </ul>
  * {@code f} (ADR 0031) tells a fresh entry from one Redis keeps only to serve it stale while the loader fails; it
  * comes right after the version so that the lock script can read it without parsing JSON. An entry without it
- * (written before it existed) is fresh for as long as Redis keeps it. {@code s} is the {@link ValueShape} of the
+ * (written before it existed) is fresh for as long as Redis keeps it. {@code r}, right after it for the same
+ * reason, is when the load that wrote the value began, on the Redis server's clock (when its lock step ran): while
+ * the change feed is behind, a value is trusted only within the feed's max-lag of that time by the same clock
+ * (ADR 0037); an entry without it (its load's start unknown) is not trusted then. {@code s} is the {@link ValueShape} of the
  * value type: an entry of another shape (or of none) is unreadable, never decoded into an object whose renamed or
  * added properties read as {@code null}. The keys carry the shape too, so versions of different shapes never
  * meet on one key (ADR 0012); the check here guards what the keys cannot (a value written by other code).
@@ -37,6 +41,9 @@ final class JsonValueCodec<V> {
 
 	/** Freshness of an entry written without one: as long as Redis keeps it. */
 	static final long ALWAYS_FRESH = Long.MAX_VALUE;
+
+	/** The database read time of an entry written without one: unknown, older than any. */
+	static final long UNKNOWN_READ = Long.MIN_VALUE;
 
 	private final JsonMapper mapper;
 
@@ -61,10 +68,12 @@ final class JsonValueCodec<V> {
 	}
 
 	/**
-	 * Writes {@code value}, fresh until {@code freshUntil} (epoch milliseconds).
+	 * Writes {@code value}, fresh until {@code freshUntil} (epoch ms, this instance's clock), read from the database
+	 * at {@code readAt} (epoch ms, the Redis server's clock; {@link #UNKNOWN_READ} writes none).
 	 */
-	String encode(Optional<V> value, long freshUntil) {
-		String prefix = FRESH_UNTIL_PREFIX + freshUntil + ",\"s\":\"" + this.shape + "\"";
+	String encode(Optional<V> value, long freshUntil, long readAt) {
+		String prefix = FRESH_UNTIL_PREFIX + freshUntil + ((readAt != UNKNOWN_READ) ? ",\"r\":" + readAt : "")
+				+ ",\"s\":\"" + this.shape + "\"";
 		if (value.isEmpty()) {
 			return prefix + ",\"absent\":true}";
 		}
@@ -90,13 +99,14 @@ final class JsonValueCodec<V> {
 			throw new OtherShapeException(envelope.s(), this.shape);
 		}
 		long freshUntil = (envelope.f() != null) ? envelope.f() : ALWAYS_FRESH;
+		long readAt = (envelope.r() != null) ? envelope.r() : UNKNOWN_READ;
 		if (Boolean.TRUE.equals(envelope.absent())) {
-			return new Stored<>(Optional.empty(), freshUntil);
+			return new Stored<>(Optional.empty(), freshUntil, readAt);
 		}
 		if (envelope.d() == null) {
 			throw new UnreadableValueException("Envelope without a value", null);
 		}
-		return new Stored<>(Optional.of(envelope.d()), freshUntil);
+		return new Stored<>(Optional.of(envelope.d()), freshUntil, readAt);
 	}
 
 	/**
@@ -125,16 +135,17 @@ final class JsonValueCodec<V> {
 	}
 
 	/** The envelope as Jackson reads it. */
-	record Envelope<V>(int v, @Nullable Long f, @Nullable String s, @Nullable V d, @Nullable Boolean absent,
-			@Nullable String tombstone) {
+	record Envelope<V>(int v, @Nullable Long f, @Nullable Long r, @Nullable String s, @Nullable V d,
+			@Nullable Boolean absent, @Nullable String tombstone) {
 	}
 
 	/**
 	 * A value as Redis holds it.
 	 * @param value the value, empty for an absent result
 	 * @param freshUntil epoch milliseconds until which it is fresh ({@link #ALWAYS_FRESH} if it carries no time)
+	 * @param readAt epoch milliseconds when the load that wrote it began ({@link #UNKNOWN_READ} if it carries none)
 	 */
-	record Stored<V>(Optional<V> value, long freshUntil) {
+	record Stored<V>(Optional<V> value, long freshUntil, long readAt) {
 
 		boolean isFreshAt(long millis) {
 			return millis < this.freshUntil;

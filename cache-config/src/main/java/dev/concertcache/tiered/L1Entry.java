@@ -39,6 +39,12 @@ final class L1Entry<V> {
 	/** When the value was read from Redis or the loader, on the {@link InvalidationWatermark}'s clock. */
 	final long readAt;
 
+	/**
+	 * When the value was read from the database, on the same clock, {@link InvalidationWatermark#NEVER} if unknown:
+	 * what the change feed's gate goes by (ADR 0037).
+	 */
+	final long databaseReadAt;
+
 	/** The Redis bytes the value was decoded from or stored as, {@code null} if unknown. */
 	final @Nullable StoredDigest digest;
 
@@ -50,13 +56,14 @@ final class L1Entry<V> {
 	private volatile int refreshClaimed;
 
 	L1Entry(Optional<V> value, long freshUntil, long refreshAt, long staleUntil, boolean stale, Source source,
-			long readAt, @Nullable StoredDigest digest) {
+			long readAt, long databaseReadAt, @Nullable StoredDigest digest) {
 		this.value = value;
 		this.freshUntil = freshUntil;
 		this.refreshAt = refreshAt;
 		this.staleUntil = staleUntil;
 		this.stale = stale;
 		this.readAt = readAt;
+		this.databaseReadAt = databaseReadAt;
 		this.digest = digest;
 		this.lookup = new Lookup<>(value, stale, source);
 		this.fromL1 = (source == Source.L1) ? this.lookup : new Lookup<>(value, stale, Source.L1);
@@ -76,7 +83,8 @@ final class L1Entry<V> {
 	 * for want of a loader, from which a reader waits the loader's retry interval before it tries the loader again.
 	 */
 	L1Entry<V> servedStale(long now) {
-		return new L1Entry<>(this.value, now, now, this.staleUntil, true, Source.L1, this.readAt, this.digest);
+		return new L1Entry<>(this.value, now, now, this.staleUntil, true, Source.L1, this.readAt,
+				this.databaseReadAt, this.digest);
 	}
 
 	/**

@@ -69,15 +69,27 @@ final class RedisLoadProtocol<V> {
 	 * the very bytes it was decoded from, the hit carries its value instance instead of decoding them again
 	 */
 	RedisRead<V> read(String key, @Nullable L1Entry<V> previous) {
-		return read(key, previous, this.metrics.l2Hit, this.metrics.l2Miss);
+		return read(key, previous, -1, this.metrics.l2Hit, this.metrics.l2Miss);
 	}
 
 	/** {@link #read}, for refresh-ahead: its outcome counted apart from the callers' gets. */
 	RedisRead<V> refresh(String key, L1Entry<V> current) {
-		return read(key, current, this.metrics.refreshHit, this.metrics.refreshMiss);
+		return read(key, current, -1, this.metrics.refreshHit, this.metrics.refreshMiss);
 	}
 
-	private RedisRead<V> read(String key, @Nullable L1Entry<V> previous, LongAdder hits, LongAdder misses) {
+	/**
+	 * {@link #read} while the change feed is behind (ADR 0037): Redis may lack the tombstones of changes committed
+	 * since the feed last confirmed, so only a value read from the database at most {@code maxReadAge} ago (by the
+	 * Redis server's clock) is a hit. Any other is loaded again under the load lock, which the instances of the
+	 * fleet share: one of them loads a key, the others wait for its value.
+	 */
+	RedisRead<V> readBehindTheFeed(String key, Duration maxReadAge) {
+		return read(key, null, maxReadAge.toMillis(), this.metrics.l2Hit, this.metrics.l2Miss);
+	}
+
+	/** @param maxReadAge see {@link RedisTier#getOrLock}; negative for any */
+	private RedisRead<V> read(String key, @Nullable L1Entry<V> previous, long maxReadAge, LongAdder hits,
+			LongAdder misses) {
 		if (this.settings.pending().covers(this.cache, key)) {
 			// Redis still holds what this instance's own write replaced: the writer must not read it back.
 			return RedisRead.unavailable();
@@ -94,7 +106,7 @@ final class RedisLoadProtocol<V> {
 			if (previous == null) {
 				// Nothing to compare the bytes with: the get-or-lock step reads the key itself, and a cold key costs
 				// one round trip less than a read followed by it (ADR 0011).
-				return firstGetOrLock(valueKey, lockKey, stamp, hits, misses);
+				return firstGetOrLock(valueKey, lockKey, maxReadAge, stamp, hits, misses);
 			}
 			String raw = this.redis.get(this.cache, valueKey);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
@@ -116,15 +128,15 @@ final class RedisLoadProtocol<V> {
 				}
 				if (stored == null) {
 					// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
-					return new RedisRead.Load<>(valueKey, lockKey, raw, null);
+					return new RedisRead.Load<>(valueKey, lockKey, raw, null, JsonValueCodec.UNKNOWN_READ);
 				}
 				// Kept only to be served stale: load it again like a cold key, remembering it for a failure.
 			}
 			else {
 				misses.increment();
 			}
-			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", stamp, UUID.randomUUID().toString(),
-					lockDeadline());
+			return awaitOrLock(valueKey, lockKey, (raw != null) ? raw : "", maxReadAge, stamp,
+					UUID.randomUUID().toString(), lockDeadline());
 		}
 		catch (RedisUnavailableException ex) {
 			return RedisRead.unavailable();
@@ -142,7 +154,8 @@ final class RedisLoadProtocol<V> {
 		try {
 			String valueKey = this.redis.valueKey(this.cache, this.generations.current(), this.codec.shape(), key);
 			String raw = this.redis.get(this.cache, valueKey);
-			return (raw != null) ? new RedisRead.Load<>(valueKey, "", raw, null) : RedisRead.unavailable();
+			return (raw != null) ? new RedisRead.Load<>(valueKey, "", raw, null, JsonValueCodec.UNKNOWN_READ)
+					: RedisRead.unavailable();
 		}
 		catch (RedisUnavailableException ex) {
 			return RedisRead.unavailable();
@@ -183,10 +196,11 @@ final class RedisLoadProtocol<V> {
 	}
 
 	/** The first step of a read with nothing to compare: the get-or-lock step, then as {@link #awaitOrLock}. */
-	private RedisRead<V> firstGetOrLock(String valueKey, String lockKey, long stamp, LongAdder hits, LongAdder misses) {
+	private RedisRead<V> firstGetOrLock(String valueKey, String lockKey, long maxReadAge, long stamp, LongAdder hits,
+			LongAdder misses) {
 		String token = UUID.randomUUID().toString();
 		long deadline = lockDeadline();
-		LockAttempt attempt = getOrLock(valueKey, lockKey, token);
+		LockAttempt attempt = getOrLock(valueKey, lockKey, token, maxReadAge);
 		RedisRead<V> read = outcome(attempt, valueKey, lockKey, stamp, token);
 		if (read == RedisRead.<V>unavailable()) {
 			return read;
@@ -196,24 +210,24 @@ final class RedisLoadProtocol<V> {
 			return read;
 		}
 		if (!waitForHolder(deadline)) {
-			return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null);
+			return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null, attempt.serverTime());
 		}
-		return awaitOrLock(valueKey, lockKey, attempt.raw(), stamp, token, deadline);
+		return awaitOrLock(valueKey, lockKey, attempt.raw(), maxReadAge, stamp, token, deadline);
 	}
 
 	/**
 	 * Takes the load lock, or waits for its holder's value until the lock's time to live has passed.
 	 * @param seen what the key held before ({@code ""} for nothing)
 	 */
-	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen, long stamp, String token,
-			long deadline) {
+	private RedisRead<V> awaitOrLock(String valueKey, String lockKey, String seen, long maxReadAge, long stamp,
+			String token, long deadline) {
 		while (true) {
 			LockAttempt attempt;
 			try {
-				attempt = getOrLock(valueKey, lockKey, token);
+				attempt = getOrLock(valueKey, lockKey, token, maxReadAge);
 			}
 			catch (RedisUnavailableException ex) {
-				return new RedisRead.Load<>(valueKey, lockKey, seen, null);
+				return new RedisRead.Load<>(valueKey, lockKey, seen, null, JsonValueCodec.UNKNOWN_READ);
 			}
 			RedisRead<V> read = outcome(attempt, valueKey, lockKey, stamp, token);
 			if (read != null) {
@@ -221,16 +235,16 @@ final class RedisLoadProtocol<V> {
 			}
 			if (!waitForHolder(deadline)) {
 				// The holder is slow or gone: load without the lock rather than wait any longer.
-				return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null);
+				return new RedisRead.Load<>(valueKey, lockKey, attempt.raw(), null, attempt.serverTime());
 			}
 		}
 	}
 
-	private LockAttempt getOrLock(String valueKey, String lockKey, String token) {
+	private LockAttempt getOrLock(String valueKey, String lockKey, String token, long maxReadAge) {
 		long now = this.settings.clock().millis();
 		// Registered for as long as this load may still store its value (see store()).
 		return this.redis.getOrLock(this.cache, valueKey, lockKey, token, this.settings.lockTtl().toMillis(), now,
-				this.codec.shape(), now + this.settings.tombstoneTtl().toMillis());
+				maxReadAge, this.codec.shape(), now + this.settings.tombstoneTtl().toMillis());
 	}
 
 	/** What a get-or-lock step read or took; {@code null} if another loader holds the lock. */
@@ -242,13 +256,19 @@ final class RedisLoadProtocol<V> {
 			}
 			Stored<V> stored = decode(hit.raw());
 			// An unreadable value is replaced by the loaded one, without the lock: it is not a cold key.
-			return (stored != null) ? new RedisRead.Hit<>(stored.value(), StoredDigest.of(hit.raw()))
-					: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null);
+			return (stored != null) ? new RedisRead.Hit<>(stored.value(), StoredDigest.of(hit.raw()), readAgo(stored, hit))
+					: new RedisRead.Load<>(valueKey, lockKey, hit.raw(), null, hit.serverTime());
 		}
 		if (attempt instanceof LockAttempt.Locked locked) {
-			return new RedisRead.Load<>(valueKey, lockKey, locked.raw(), token);
+			return new RedisRead.Load<>(valueKey, lockKey, locked.raw(), token, locked.serverTime());
 		}
 		return null;
+	}
+
+	/** How long before the attempt the value was read from the database, by the server's clock. */
+	private static long readAgo(Stored<?> stored, LockAttempt attempt) {
+		return (stored.readAt() != JsonValueCodec.UNKNOWN_READ && attempt.serverTime() != JsonValueCodec.UNKNOWN_READ)
+				? Math.max(0, attempt.serverTime() - stored.readAt()) : RedisRead.Hit.UNKNOWN_AGE;
 	}
 
 	private long lockDeadline() {
@@ -288,7 +308,7 @@ final class RedisLoadProtocol<V> {
 			long ttl = this.spec.l2Millis(loaded.isEmpty());
 			String encoded;
 			try {
-				encoded = this.codec.encode(loaded, this.settings.clock().millis() + ttl);
+				encoded = this.codec.encode(loaded, this.settings.clock().millis() + ttl, load.readAt());
 			}
 			catch (RuntimeException ex) {
 				this.metrics.error("serialize");

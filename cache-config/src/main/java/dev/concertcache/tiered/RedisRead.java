@@ -20,8 +20,16 @@ sealed interface RedisRead<V> {
 	/**
 	 * A fresh value (or a fresh "absent").
 	 * @param digest the digest of the bytes it was read from, {@code null} if unknown
+	 * @param readAgo how long before this read (ms) it was read from the database, {@link #UNKNOWN_AGE} if unknown
 	 */
-	record Hit<V>(Optional<V> value, @Nullable StoredDigest digest) implements RedisRead<V> {
+	record Hit<V>(Optional<V> value, @Nullable StoredDigest digest, long readAgo) implements RedisRead<V> {
+
+		/** The age of a value that carries no database read time, or that was read without the server's time. */
+		static final long UNKNOWN_AGE = -1;
+
+		Hit(Optional<V> value, @Nullable StoredDigest digest) {
+			this(value, digest, UNKNOWN_AGE);
+		}
 	}
 
 	/**
@@ -30,8 +38,11 @@ sealed interface RedisRead<V> {
 	 * @param seen what the key held before the load ({@code ""} for nothing, a tombstone, a stale or unreadable
 	 * value)
 	 * @param token the load lock's token if this reader holds it, {@code null} if it loads without it
+	 * @param readAt the Redis server's time (epoch ms) before the load, which the stored value carries as when it
+	 * was read from the database; {@link JsonValueCodec#UNKNOWN_READ} if unknown
 	 */
-	record Load<V>(String valueKey, String lockKey, String seen, @Nullable String token) implements RedisRead<V> {
+	record Load<V>(String valueKey, String lockKey, String seen, @Nullable String token, long readAt)
+			implements RedisRead<V> {
 	}
 
 	/**

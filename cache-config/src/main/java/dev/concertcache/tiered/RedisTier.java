@@ -41,19 +41,33 @@ final class RedisTier {
 	/**
 	 * Returns the value if it is a fresh one, else takes the lock if free; reports what the key held (nothing, a
 	 * tombstone, or a value kept only to be served stale). Freshness is the number after ARGV[4] (the envelope's
-	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh. The caller
-	 * has registered its shape before (see {@link ShapeRegistrations#register}): an eviction during its load tombstones its key.
+	 * {@code "f"}, epoch ms) compared with the caller's clock (ARGV[5]); a value without it is fresh. With ARGV[6]
+	 * not empty, a value is fresh only if it was also read from the database at most that many ms ago by this
+	 * server's clock (the envelope's {@code "r"}, right after {@code "f"}, set from the time this script returns
+	 * with the lock). Every outcome carries that time.
+	 * The caller has registered its shape before (see {@link ShapeRegistrations#register}): an eviction during its
+	 * load tombstones its key.
 	 */
 	private static final RedisScript<List> GET_OR_LOCK = RedisScript.of("""
+			local t = redis.call('TIME')
+			local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+			local time = string.format('%.0f', now)
 			local v = redis.call('GET', KEYS[1])
 			if v and string.sub(v, 1, #ARGV[3]) ~= ARGV[3] then
-			  if string.sub(v, 1, #ARGV[4]) ~= ARGV[4] then return {'hit', v} end
-			  local f = tonumber(string.match(v, '^%d+', #ARGV[4] + 1))
-			  if not f or f > tonumber(ARGV[5]) then return {'hit', v} end
+			  local fresh = true
+			  if string.sub(v, 1, #ARGV[4]) == ARGV[4] then
+			    local f = tonumber(string.match(v, '^%d+', #ARGV[4] + 1))
+			    fresh = not f or f > tonumber(ARGV[5])
+			  end
+			  if fresh and ARGV[6] ~= '' then
+			    local r = tonumber(string.match(v, '^%d+,"r":(%d+)', #ARGV[4] + 1))
+			    fresh = r ~= nil and now - r <= tonumber(ARGV[6])
+			  end
+			  if fresh then return {'hit', v, time} end
 			end
 			local seen = v or ''
-			if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked', seen} end
-			return {'wait', seen}
+			if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked', seen, time} end
+			return {'wait', seen, time}
 			""", List.class);
 
 	/** Stores a loaded value only if the key still holds what the loader saw; releases the loader's lock. */
@@ -275,20 +289,24 @@ final class RedisTier {
 	 * @param shape the caller's value shape, registered until {@code loadUntil} (epoch ms) unless the key holds a
 	 * fresh value
 	 * @param now the caller's clock (epoch ms), which a value's freshness is compared with
+	 * @param maxReadAge how long ago (ms, by the server's clock) a fresh value may have been read from the
+	 * database, negative for any age
 	 * @return the value if the key holds a fresh one; otherwise whether the lock was taken, and what the key held
 	 * ({@code ""} for nothing, else a tombstone or a stale value)
 	 */
 	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now,
-			String shape, long loadUntil) {
+			long maxReadAge, String shape, long loadUntil) {
 		// Before the key is read: an eviction that reads the shapes after this tombstones the key this load stores.
 		this.shapes.register(cache, shape, loadUntil);
 		List<?> result = this.calls.withBreaker(cache, "lock",
 				() -> this.redis.execute(GET_OR_LOCK, List.of(valueKey, lockKey), token,
 						String.valueOf(lockMillis), JsonValueCodec.TOMBSTONE_PREFIX, JsonValueCodec.FRESH_UNTIL_PREFIX,
-						String.valueOf(now)));
+						String.valueOf(now), (maxReadAge < 0) ? "" : String.valueOf(maxReadAge)));
 		String outcome = String.valueOf(result.get(0));
 		String raw = (result.size() > 1 && result.get(1) != null) ? String.valueOf(result.get(1)) : "";
-		return LockAttempt.of(outcome, raw);
+		long serverTime = (result.size() > 2 && result.get(2) != null) ? Long.parseLong(String.valueOf(result.get(2)))
+				: JsonValueCodec.UNKNOWN_READ;
+		return LockAttempt.of(outcome, raw, serverTime);
 	}
 
 	/**

@@ -56,7 +56,7 @@ final class StaleIfError<V> {
 				if (left > 0) {
 					// Fresh until now: the next read tries the loader again.
 					return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-							Source.L2, InvalidationWatermark.NEVER, null);
+							Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, null);
 				}
 			}
 		}
@@ -81,14 +81,15 @@ final class StaleIfError<V> {
 		}
 		if (inL1 != null && inL1.value.isPresent() && inL1.isFreshAt(now)) {
 			// Fresh until now: the next read asks the gate, then the database, again.
-			return new L1Entry<>(inL1.value, now, now, inL1.freshUntil, true, Source.L1, inL1.readAt, inL1.digest);
+			return new L1Entry<>(inL1.value, now, now, inL1.freshUntil, true, Source.L1, inL1.readAt,
+					inL1.databaseReadAt, inL1.digest);
 		}
 		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
 			Stored<V> stored = this.decoder.apply(load.seen());
 			long left = (stored != null) ? stored.freshUntil() - this.clock.millis() : 0;
 			if (stored != null && stored.value().isPresent() && left > 0) {
 				return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-						Source.L2, InvalidationWatermark.NEVER, null);
+						Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, null);
 			}
 		}
 		return null;

@@ -11,6 +11,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.DataType;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 import dev.concertcache.testsupport.RedisServer;
@@ -40,6 +43,9 @@ class TieredCacheChangeFeedTests {
 
 	private static final Duration MAX_LAG = Duration.ofMillis(750);
 
+	/** Where the envelope says when its value was read from the database. */
+	private static final Pattern READ_AT = Pattern.compile("^\\{\"v\":1,\"f\":\\d+,\"r\":(\\d+),");
+
 	private static final Item OLD = new Item(1, "old");
 
 	private static final Item NEW = new Item(1, "new");
@@ -54,11 +60,12 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
-	void anInstanceThatHasNeverHeardTheFeedReadsFromTheLoaderPastTheValueRedisHolds() {
+	void anInstanceThatHasNeverHeardTheFeedReadsFromTheLoaderPastAValueRedisHoldsFromBeforeMaxLag() {
 		CacheInstance.Settings properties = CacheInstance.properties();
 		instance(properties).cache("items", Long.class, Item.class).get(1L, () -> Optional.of(OLD));
 		CacheInstance follower = instance(following(properties));
 		CacheUnderTest<Long, Item> cache = follower.cache("items", Long.class, Item.class);
+		elapse(follower, MAX_LAG.plusMillis(1));
 		CountingLoader database = new CountingLoader();
 
 		assertThat(cache.get(1L, database.returning(NEW))).contains(NEW);
@@ -80,15 +87,92 @@ class TieredCacheChangeFeedTests {
 		assertThat(onReader.get(1L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
 
 		// Committed past the application; the feed that would invalidate it has stalled and says nothing.
-		loadedIt.watermark.advance(Duration.ofMillis(500));
-		readItFromRedis.watermark.advance(Duration.ofMillis(500));
+		elapse(loadedIt, Duration.ofMillis(500));
+		elapse(readItFromRedis, Duration.ofMillis(500));
 		assertThat(onLoader.get(1L, () -> Optional.of(NEW))).as("within max-lag: L1").contains(OLD);
-		loadedIt.watermark.advance(Duration.ofMillis(300));
-		readItFromRedis.watermark.advance(Duration.ofMillis(300));
+		elapse(loadedIt, Duration.ofMillis(300));
+		elapse(readItFromRedis, Duration.ofMillis(300));
 
 		assertThat(onLoader.get(1L, () -> Optional.of(NEW))).as("past max-lag: past L1").contains(NEW);
 		assertThat(onReader.get(1L, () -> Optional.of(NEW))).as("past max-lag: past L1 and Redis").contains(NEW);
 		assertThat(readItFromRedis.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	@Test
+	void whileTheFeedIsBehindAValueAnotherInstanceReadFromTheDatabaseWithinMaxLagIsServedFromRedisWithoutALoad() {
+		CacheInstance.Settings properties = following(CacheInstance.properties());
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CountingLoader database = new CountingLoader();
+
+		assertThat(a.cache("items", Long.class, Item.class).get(1L, database.returning(NEW))).contains(NEW);
+		assertThat(b.cache("items", Long.class, Item.class).lookup(1L, database.returning(NEW)))
+			.isEqualTo(Lookup.fresh(Optional.of(NEW), Source.L2));
+
+		assertThat(database.calls()).as("one load for the fleet").isEqualTo(1);
+		assertThat(a.count("tiered.cache.feed.behind.reads", "cache", "items")
+				+ b.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(2);
+	}
+
+	@Test
+	void whileTheFeedIsBehindAValueReadFromTheDatabaseMoreThanMaxLagAgoIsLoadedAgainOnceForTheFleet() {
+		CacheInstance.Settings properties = following(CacheInstance.properties());
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		CountingLoader database = new CountingLoader();
+		assertThat(onA.get(1L, database.returning(OLD))).contains(OLD);
+		assertThat(onB.get(1L, database.returning(OLD))).contains(OLD);
+		// Committed past the application; the feed that would invalidate it is behind.
+		elapse(a, MAX_LAG.plusMillis(1));
+		elapse(b, MAX_LAG.plusMillis(1));
+
+		assertThat(onB.lookup(1L, database.returning(NEW))).as("neither L1 nor Redis: read too long ago")
+			.isEqualTo(Lookup.fresh(Optional.of(NEW), Source.LOADER));
+		assertThat(onA.lookup(1L, database.returning(NEW))).as("Redis: read from the database just now")
+			.isEqualTo(Lookup.fresh(Optional.of(NEW), Source.L2));
+		assertThat(database.calls()).isEqualTo(2);
+
+		elapse(a, MAX_LAG.plusMillis(1));
+		assertThat(onA.lookup(1L, database.returning(NEW))).as("what it read from Redis ages like what it loaded")
+			.isEqualTo(Lookup.fresh(Optional.of(NEW), Source.LOADER));
+		assertThat(database.calls()).isEqualTo(3);
+	}
+
+	@Test
+	void whileTheFeedIsBehindInstancesThatMissAKeyAtOnceShareOneLoad() throws Exception {
+		CacheInstance.Settings properties = following(CacheInstance.properties());
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CountDownLatch loading = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		CountingLoader database = new CountingLoader();
+		Supplier<Optional<Item>> returningNew = database.returning(NEW);
+		ExecutorService threads = Executors.newFixedThreadPool(2);
+		try {
+			Future<Optional<Item>> onA = threads.submit(() -> a.cache("items", Long.class, Item.class).get(1L, () -> {
+				loading.countDown();
+				Latches.awaitRelease(release);
+				return returningNew.get();
+			}));
+			assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
+			CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+			CountDownLatch waiting = new CountDownLatch(1);
+			onB.beforeLockWait(waiting::countDown);
+			Future<Lookup<Item>> readByB = threads.submit(() -> onB.lookup(1L, returningNew));
+			// A holds the key's load lock: B waits for its value rather than loading it too.
+			assertThat(waiting.await(5, TimeUnit.SECONDS)).as("B waits on A's load").isTrue();
+			release.countDown();
+
+			assertThat(onA.get(5, TimeUnit.SECONDS)).contains(NEW);
+			assertThat(readByB.get(5, TimeUnit.SECONDS)).isEqualTo(Lookup.fresh(Optional.of(NEW), Source.L2));
+			assertThat(database.calls()).isEqualTo(1);
+		}
+		finally {
+			release.countDown();
+			threads.shutdownNow();
+		}
 	}
 
 	@Test
@@ -100,7 +184,7 @@ class TieredCacheChangeFeedTests {
 		confirm(follower, Duration.ofMillis(600));
 		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("from Redis").contains(OLD);
 
-		follower.watermark.advance(Duration.ofMillis(200));
+		elapse(follower, Duration.ofMillis(200));
 
 		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("600 + 200 ms past the last confirmed change")
 			.contains(NEW);
@@ -116,7 +200,7 @@ class TieredCacheChangeFeedTests {
 		// Appended while this instance does not read the stream (a stalled listener); read a second later.
 		follower.manager.listener().stop();
 		follower.manager.changeFeedCaughtUp(Duration.ZERO, null);
-		follower.watermark.advance(Duration.ofSeconds(1));
+		elapse(follower, Duration.ofSeconds(1));
 		follower.manager.listener().start();
 		await().atMost(Duration.ofSeconds(10)).until(() -> Duration.ZERO.equals(follower.manager.getInvalidationSilence()));
 
@@ -134,7 +218,7 @@ class TieredCacheChangeFeedTests {
 		onOther.get(1L, () -> Optional.of(OLD));
 		onOther.get(2L, () -> Optional.of(OLD));
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		assertThat(cache.get(1L, () -> Optional.of(NEW))).as("the feed is behind: past Redis").contains(NEW);
 
 		confirm(instance, Duration.ZERO);
@@ -202,7 +286,7 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		// Committed past the application; the feed that would invalidate it has stalled and says nothing.
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 
 		assertThatExceptionOfType(QueryTimeoutException.class).as("the database answers: OLD may be a write's old value")
 			.isThrownBy(() -> cache.lookup(1L, () -> {
@@ -222,7 +306,7 @@ class TieredCacheChangeFeedTests {
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		// Only this instance's L1 holds key 1 (Redis evicted it for memory).
 		instance.redis.delete(cache.redisKey(1L));
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		Supplier<Optional<Item>> unreachable = unreachableDatabase();
 
 		assertThat(cache.lookup(1L, unreachable)).as("from L1").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L1));
@@ -253,7 +337,7 @@ class TieredCacheChangeFeedTests {
 		confirm(instance, Duration.ZERO);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
 			.isThrownBy(() -> cache.lookup(3L, unreachableDatabase()));
 		CountingLoader database = new CountingLoader();
@@ -273,7 +357,7 @@ class TieredCacheChangeFeedTests {
 		confirm(instance, Duration.ZERO);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		CountingLoader database = new CountingLoader();
 		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
 				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
@@ -297,7 +381,7 @@ class TieredCacheChangeFeedTests {
 		confirm(instance, Duration.ZERO);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		// The reader's eviction of a committed write has landed in Redis; its announcement is not heard here yet.
 		instance.redis.opsForValue().set(cache.redisKey(1L), JsonValueCodec.newTombstone());
 		CountingLoader database = new CountingLoader();
@@ -316,7 +400,7 @@ class TieredCacheChangeFeedTests {
 		confirm(instance, Duration.ZERO);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		assertThat(cache.lookup(1L, unreachableDatabase()).stale()).isTrue();
 
 		other.cache("items", Long.class, Item.class).evict(1L);
@@ -345,7 +429,7 @@ class TieredCacheChangeFeedTests {
 		confirm(instance, Duration.ZERO);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		Supplier<Optional<Item>> timingOut = () -> {
 			throw new QueryTimeoutException("statement timed out under load");
 		};
@@ -371,7 +455,7 @@ class TieredCacheChangeFeedTests {
 		other.cache("items", Long.class, Item.class).get(2L, () -> Optional.of(OLD));
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		Supplier<Optional<Item>> unreachable = unreachableDatabase();
 		Supplier<Optional<Item>> timingOut = () -> {
 			throw new QueryTimeoutException("statement timed out under load");
@@ -415,7 +499,7 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		assertThat(cache.get(2L, () -> Optional.of(OLD))).contains(OLD);
-		instance.watermark.advance(MAX_LAG.plusMillis(1));
+		elapse(instance, MAX_LAG.plusMillis(1));
 		return cache;
 	}
 
@@ -451,6 +535,28 @@ class TieredCacheChangeFeedTests {
 	}
 
 	/** Stale-if-error on, as the service's caches have it. */
+	/**
+	 * Time passes for the gate: on the watermark clock (the feed's silence, L1's trust), on the clock of Redis
+	 * freshness, and for every value Redis holds, whose database read time (on the Redis server's clock) moves back.
+	 */
+	private static void elapse(CacheInstance instance, Duration duration) {
+		instance.watermark.advance(duration);
+		instance.clock.advance(duration);
+		for (String key : instance.redis.keys("*:v1:*")) {
+			if (instance.redis.type(key) != DataType.STRING) {
+				continue;
+			}
+			String raw = instance.redis.opsForValue().get(key);
+			Matcher readAt = (raw != null) ? READ_AT.matcher(raw) : null;
+			if (readAt != null && readAt.find()) {
+				long ttl = instance.redis.getExpire(key, TimeUnit.MILLISECONDS);
+				String older = raw.substring(0, readAt.start(1))
+						+ (Long.parseLong(readAt.group(1)) - duration.toMillis()) + raw.substring(readAt.end(1));
+				instance.redis.opsForValue().set(key, older, Duration.ofMillis(Math.max(ttl, 1)));
+			}
+		}
+	}
+
 	private static CacheInstance.Settings servingStale() {
 		return CacheInstance.properties((settings) -> settings
 			.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(1))));

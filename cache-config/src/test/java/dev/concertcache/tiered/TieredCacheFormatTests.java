@@ -44,12 +44,15 @@ class TieredCacheFormatTests {
 		assertThat(key).isEqualTo(properties.getKeyPrefix() + ":v1:pages:g" + key.split(":g")[1].split(":")[0] + ":"
 				+ shape + ":{pages:40,20}");
 		String stored = instance.redis.opsForValue().get(key);
-		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"" + shape + "\",\"d\":\\{.*");
+		assertThat(stored).matches("\\{\"v\":1,\"f\":\\d+,\"r\":\\d+,\"s\":\"" + shape + "\",\"d\":\\{.*");
 		// The fresh-until time (ADR 0031) leads, so that the lock script can compare it without parsing JSON.
 		long freshUntil = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":(\\d+),.*$", "$1"));
 		assertThat(freshUntil - before).isBetween((long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
 				(long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
-		assertThat(stored.replaceFirst(",\"f\":\\d+,\"s\":\"[0-9a-f]{8}\"", ""))
+		// Then when the load began, which the change feed's gate goes by (ADR 0037).
+		long readAt = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":\\d+,\"r\":(\\d+),.*$", "$1"));
+		assertThat(readAt).isBetween(before, System.currentTimeMillis());
+		assertThat(stored.replaceFirst(",\"f\":\\d+,\"r\":\\d+,\"s\":\"[0-9a-f]{8}\"", ""))
 			.isEqualTo("{\"v\":1,\"d\":{\"items\":[{\"id\":41,\"name\":\"a,b\"}],\"next\":\"next\"}}");
 	}
 
@@ -151,7 +154,7 @@ class TieredCacheFormatTests {
 		assertThat(loader.calls()).isEqualTo(1);
 		assertThat(instance.count("tiered.cache.errors", "cache", "items", "operation", "deserialize")).isEqualTo(1);
 		assertThat(instance.redis.opsForValue().get(key))
-			.matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"one\"}}");
+			.matches("\\{\"v\":1,\"f\":\\d+,\"r\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"one\"}}");
 	}
 
 	@Test

@@ -82,7 +82,7 @@ class TieredCacheRaceTests {
 		CountingLoader loader = new CountingLoader();
 		assertThat(cache.get(1L, loader.returning(NEW))).contains(NEW);
 		assertThat(loader.calls()).isEqualTo(1);
-		assertThat(instance.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"new\"}}");
+		assertThat(instance.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"r\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"new\"}}");
 	}
 
 	@Test

@@ -195,7 +195,7 @@ class TieredCacheReadPathTests {
 		assertThat(a.meters.find("tiered.cache.loads").tags("cache", "items", "result", "absent").timer().count())
 			.isEqualTo(1);
 		String key = a.cache("items", Long.class, Item.class).redisKey(404L);
-		assertThat(a.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"absent\":true}");
+		assertThat(a.redis.opsForValue().get(key)).matches("\\{\"v\":1,\"f\":\\d+,\"r\":\\d+,\"s\":\"[0-9a-f]{8}\",\"absent\":true}");
 		long ttl = a.redis.getExpire(key, TimeUnit.MILLISECONDS);
 		assertThat(ttl).isPositive().isLessThanOrEqualTo((long) (5000 * 1.1));
 	}

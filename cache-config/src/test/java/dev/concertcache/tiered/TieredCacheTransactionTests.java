@@ -97,7 +97,7 @@ class TieredCacheTransactionTests {
 		assertThat(onA.isInL1(1L)).isTrue();
 		assertThat(a.count("tiered.cache.invalidations.sent", "cache", "items")).isZero();
 		assertThat(a.redis.opsForValue().get(onA.redisKey(1L)))
-			.matches("\\{\"v\":1,\"f\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"old\"}}");
+			.matches("\\{\"v\":1,\"f\":\\d+,\"r\":\\d+,\"s\":\"[0-9a-f]{8}\",\"d\":\\{\"id\":1,\"name\":\"old\"}}");
 		assertThat(a.redis.opsForValue().get(generationKey)).isEqualTo(generation);
 	}
 
