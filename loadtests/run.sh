@@ -479,7 +479,7 @@ LABEL=$PROFILE
 ! $CEILING || LABEL=$PROFILE-vs-floor
 ! $CAPTURE_COMPARE || LABEL=capture-compare
 RUN_NAME=$SCENARIO-$LABEL
-! $FRESHNESS || RUN_NAME=freshness-$(IFS=+; echo "${FAULTS[*]}")$($SQL_WRITER && echo -sql || true)
+! $FRESHNESS || RUN_NAME=freshness-$(IFS=+; echo "${FAULTS[*]}")$($SQL_WRITER && echo -sql || true)$($FRESHNESS_ONE_INSTANCE && echo -one-instance || true)
 ! fleet_active || RUN_NAME=$SCENARIO-$PROFILE-x${INSTANCES:-1}-${REDIS_MODE:-standalone}$([[ $FAULT == none ]] || echo "-$FAULT")
 ! $TOPOLOGY_COMPARE || RUN_NAME=$SCENARIO-$PROFILE-x$INSTANCES-topology-compare
 RESULTS=$ROOT/loadtests/results/$(date -u +%Y%m%dT%H%M%SZ)-$RUN_NAME

@@ -45,6 +45,7 @@ VARIABLES = {
     "FRESHNESS": "false",
     "SQL_WRITER": "false",
     "FAULT": "none",
+    "FRESHNESS_ONE_INSTANCE": "false",
     "INSTANCES": "",
     "REDIS_MODE": "",
     "TOPOLOGY_COMPARE": "false",
@@ -331,6 +332,9 @@ def build():
                                 "turn on the same Redis, MariaDB and data set, each in a directory of its own")
     freshness.add_argument("--redis", dest="REDIS_MODE", choices=REDIS_MODES, metavar="MODE",
                            help="standalone (default) or cluster: 3 primaries + 3 replicas in cluster mode on loopback")
+    freshness.add_argument("--one-instance", dest="FRESHNESS_ONE_INSTANCE", action="store_const", const="true",
+                           help="instance a alone, with the whole --rate: a fault's database cost for one instance, "
+                                "to hold two instances' against (not with reader-kill or rolling-deploy)")
 
     fleet = command(
         "fleet", "N instances behind nginx",
@@ -427,6 +431,8 @@ def check(args, command):
         faults = (args.FAULT or "none").split(",")
         if "primary-kill" in faults and args.REDIS_MODE != "cluster":
             command.error("argument --fault: primary-kill needs --redis cluster")
+        if args.FRESHNESS_ONE_INSTANCE and {"reader-kill", "rolling-deploy"} & set(faults):
+            command.error("argument --one-instance: reader-kill and rolling-deploy need two instances")
         if "redis-restart" in faults and args.REDIS_MODE == "cluster":
             command.error("argument --fault: redis-restart restarts a standalone Redis: with --redis cluster use "
                           "primary-kill")

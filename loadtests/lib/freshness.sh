@@ -33,6 +33,12 @@ _freshness_seconds() {
   esac
 }
 
+# The instances: a and b, or a alone with --one-instance (FRESHNESS_ONE_INSTANCE), to compare a fault's database cost
+# for one instance and for two.
+_freshness_names() {
+  if [[ ${FRESHNESS_ONE_INSTANCE:-} == true ]]; then echo a; else echo a b; fi
+}
+
 # _freshness_instances: instances a and b of the API (profile cache) on an empty Redis, started side by side on free
 # ports and ready; sets PID_<NAME>, PORT_<NAME>, MGMT_<NAME>. With FRESHNESS_REUSE, instances of an earlier run that
 # are still up are kept and their caches emptied through the API (DELETE /actuator/caches: L1 cleared, every
@@ -45,7 +51,7 @@ _freshness_instances() {
     PID_a="" PID_b="" PORT_a="" PORT_b="" MGMT_a="" MGMT_b=""
     _fleet_flush_redis
   fi
-  for name in a b; do
+  for name in $(_freshness_names); do
     pid_var=PID_$name
     if [[ -n ${!pid_var} ]] && kill -0 "${!pid_var}" 2>/dev/null; then
       _freshness_evict "$name" || die "could not empty the caches of instance $name"
@@ -200,10 +206,12 @@ freshness_run() {
   [[ $FAULT != rolling-deploy ]] || default_seconds=$($SMOKE && echo 60 || echo 300)
   FRESHNESS_SECONDS=$(_freshness_seconds "${DURATION:-$default_seconds}")
   local rate=${RATE:-$($SMOKE && echo 20 || echo 1000)}
-  local half=$(((rate + 1) / 2))
+  local names name port_var mgmt_var
+  read -ra names <<<"$(_freshness_names)"
+  local half=$(((rate + ${#names[@]} - 1) / ${#names[@]}))
   _freshness_instances
 
-  local loads=(a b)
+  local loads=("${names[@]}")
   if [[ $FAULT == rolling-deploy ]]; then
     loads=(nginx)
     FLEET_API_PORTS=("$PORT_a" "$PORT_b")
@@ -213,13 +221,19 @@ freshness_run() {
     _freshness_load nginx "$NGINX_PORT" "" "$dir/load-nginx" "$rate"
   else
     step "freshness: ${FRESHNESS_SECONDS} s, $rate journeys/s in the background ($half on each instance), fault $FAULT"
-    _freshness_load a "$PORT_a" "$MGMT_a" "$dir/load-a" "$half"
-    _freshness_load b "$PORT_b" "$MGMT_b" "$dir/load-b" "$half"
+    for name in "${names[@]}"; do
+      port_var=PORT_$name
+      mgmt_var=MGMT_$name
+      _freshness_load "$name" "${!port_var}" "${!mgmt_var}" "$dir/load-$name" "$half"
+    done
   fi
   start_sampler "$dir/redis-clients.tsv"
-  local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir"
-    --instance "a=http://127.0.0.1:$PORT_a" --instance "b=http://127.0.0.1:$PORT_b"
-    --token="$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$FAULT" --fault-log "$dir/fault.log")
+  local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir")
+  for name in "${names[@]}"; do
+    port_var=PORT_$name
+    checker+=(--instance "$name=http://127.0.0.1:${!port_var}")
+  done
+  checker+=(--token="$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$FAULT" --fault-log "$dir/fault.log")
   ! $SQL_WRITER || checker+=(--sql-client
     "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache")
   # shellcheck disable=SC2206 # FRESHNESS_OPTS is a list of checker flags
