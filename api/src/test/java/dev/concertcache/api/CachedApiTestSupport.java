@@ -52,7 +52,7 @@ public abstract class CachedApiTestSupport extends ApiTestSupport {
 			return;
 		}
 		String gtid = this.jdbc.sql("SELECT @@gtid_binlog_pos").query(String.class).single();
-		String key = "{" + this.environment.getProperty("tiered-cache.key-prefix") + ":capture}:position";
+		String key = "{" + this.environment.getProperty("tiered-cache.key-prefix") + ":invalidations}:feed";
 		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
 			String position = this.redis.opsForValue().get(key);
 			return position != null && position.endsWith(";gtid;" + gtid);

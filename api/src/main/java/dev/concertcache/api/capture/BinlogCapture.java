@@ -82,7 +82,7 @@ class BinlogCapture implements SmartLifecycle {
 	};
 
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
-			ConcertCaches concertCaches, @Nullable TieredCacheManager cacheManager, CaptureMetrics metrics,
+			ConcertCaches concertCaches, TieredCacheManager cacheManager, CaptureMetrics metrics,
 			Clock clock, long serverId, Duration stalenessBound) {
 		this.properties = properties;
 		this.server = server;
@@ -96,7 +96,7 @@ class BinlogCapture implements SmartLifecycle {
 		this.serverId = serverId;
 		this.stalenessBound = stalenessBound;
 		this.landing = new Lander.Landing(StaleCaches.of(concertCaches, properties.getMaxKeysPerTransaction()),
-				cacheManager, lease, metrics, clock, Ticker.systemTicker(), properties.getMaxKeysPerTransaction(),
+				cacheManager, metrics, clock, Ticker.systemTicker(), properties.getMaxKeysPerTransaction(),
 				properties.getRetryInterval(), properties.getMaxRetryInterval(), () -> this.beforeLanding.run());
 	}
 
@@ -128,10 +128,8 @@ class BinlogCapture implements SmartLifecycle {
 		this.readerThread.start();
 		this.leadership.start();
 		this.landings = new LandingThread(this::currentLander, this.properties.getRetryInterval());
-		if (this.cacheManager != null) {
-			this.confirmer = new Confirmer(this.server.positionProbe(), Ticker.systemTicker());
-			this.confirmer.start(this::currentLander, this.properties.getProgress().getInterval());
-		}
+		this.confirmer = new Confirmer(this.server.positionProbe(), Ticker.systemTicker());
+		this.confirmer.start(this::currentLander, this.properties.getProgress().getInterval());
 	}
 
 	/** The lander of the connection being read while this instance holds the lease, else {@code null}. */
@@ -241,16 +239,13 @@ class BinlogCapture implements SmartLifecycle {
 	 * back off: from the initial wait if this connection was open, else longer than the last time.
 	 */
 	private boolean stream(Backoff reconnects) {
-		// Confirming (ADR 0037): from the checkpoint on the invalidation stream's node, which a failover of that node
-		// may have moved back to before announcements it lost; they are made again.
-		String checkpoint = (this.cacheManager != null) ? this.cacheManager.changeFeedCheckpoint() : null;
-		BinlogPosition position = (this.cacheManager != null) ? BinlogPosition.parse(checkpoint)
-				: this.lease.position();
+		// From the checkpoint on the invalidation stream's node (ADR 0037), which a failover of that node may have moved
+		// back to before announcements it lost; they are made again.
+		String checkpoint = this.cacheManager.changeFeedCheckpoint();
+		BinlogPosition position = BinlogPosition.parse(checkpoint);
 		if (position == null || !position.server().equals(this.server.address())) {
-			String stored = (this.cacheManager != null) ? "checkpoint" : "position";
 			recover((position == null) ? "no-position" : "other-server",
-					(position == null) ? "no " + stored + " is stored"
-							: "the stored " + stored + " is of " + position.server(),
+					(position == null) ? "no checkpoint is stored" : "the checkpoint is of " + position.server(),
 					checkpoint);
 			reconnects.reset();
 			return true;
@@ -300,9 +295,9 @@ class BinlogCapture implements SmartLifecycle {
 	}
 
 	/**
-	 * No usable stored position: take the server's position now, flush every tier (covering whatever changed
-	 * before it), and store it, as the checkpoint too if confirming ({@code checkpoint}: the one read). A failure
-	 * leaves the stored position as it was, so the next attempt repeats this.
+	 * No usable checkpoint ({@code checkpoint}: the one read): take the server's position now, flush every tier
+	 * (covering whatever changed before it), and move the checkpoint there. A failure leaves the checkpoint as it
+	 * was, so the next attempt repeats this.
 	 */
 	private void recover(String reason, String why, @Nullable String checkpoint) {
 		BinlogPosition current;
@@ -315,17 +310,12 @@ class BinlogCapture implements SmartLifecycle {
 		logger.warn("Capture: " + why + "; flushing every cache tier once and starting at the server's current "
 				+ "position " + current + " (reason=" + reason + ")");
 		this.concertCaches.invalidateAll();
-		if (this.cacheManager != null && !this.cacheManager.changeFeedLanded(checkpoint, current.format())) {
+		if (!this.cacheManager.changeFeedLanded(checkpoint, current.format())) {
 			// Another reader moved it meanwhile: read it again.
 			return;
 		}
-		if (this.lease.savePosition(current)) {
-			this.lastPosition = current;
-			this.metrics.positionLost(reason);
-		}
-		else {
-			this.leadership.lose("another instance holds it");
-		}
+		this.lastPosition = current;
+		this.metrics.positionLost(reason);
 	}
 
 	private void disconnect() {
@@ -386,12 +376,7 @@ class BinlogCapture implements SmartLifecycle {
 		}
 
 		@Override
-		public void leaseLost() {
-			BinlogCapture.this.leadership.lose("another instance holds it");
-		}
-
-		@Override
-		public void stored(BinlogPosition position) {
+		public void checkpointed(BinlogPosition position) {
 			BinlogCapture.this.lastPosition = position;
 		}
 

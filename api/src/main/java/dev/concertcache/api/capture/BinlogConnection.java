@@ -93,14 +93,8 @@ final class BinlogConnection implements Lander.Connection {
 	}
 
 	@Override
-	public void leaseLost() {
-		this.owner.leaseLost();
-		this.reader.end(new IllegalStateException("the lease was lost"));
-	}
-
-	@Override
-	public void stored(BinlogPosition position) {
-		this.owner.stored(position);
+	public void checkpointed(BinlogPosition position) {
+		this.owner.checkpointed(position);
 	}
 
 	/** What a connection tells the capture that opened it. */
@@ -115,11 +109,8 @@ final class BinlogConnection implements Lander.Connection {
 		/** A transaction committed: land it soon. */
 		void committed();
 
-		/** Another instance holds the lease. */
-		void leaseLost();
-
-		/** The lease stored {@code position}. */
-		void stored(BinlogPosition position);
+		/** The checkpoint moved to {@code position}. */
+		void checkpointed(BinlogPosition position);
 
 	}
 

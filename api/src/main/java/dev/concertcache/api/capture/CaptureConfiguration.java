@@ -80,7 +80,7 @@ class CaptureConfiguration {
 		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
 		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
-				concertCaches, cacheManager.getIfAvailable(),
+				concertCaches, cacheManager.getObject(),
 				new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
 				clock, serverId, stalenessBound(caches));
 	}

@@ -9,8 +9,6 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import org.springframework.dao.DataAccessException;
-
 import dev.concertcache.api.concert.ConcertCaches.Stale;
 import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.TieredCacheManager;
@@ -20,9 +18,9 @@ import dev.concertcache.tiered.TieredCacheManager;
  * invalidation is sent once; only those Redis refused are sent again, each after its own backoff
  * ({@link PendingInvalidations}), so a down node costs retries of its own keys, and a whole-cache invalidation
  * (DDL, a huge transaction) that landed is never repeated. Once nothing committed up to a position is pending, the
- * change feed's checkpoint moves there (when confirming, ADR 0037) and the lease stores it; while everything
- * pending was heard of by every instance (each reads it from the database until it lands), the checkpoint moves
- * too, so that confirmations go on. A confirmation takes the checkpoint lock that a checkpoint move holds across
+ * change feed's checkpoint moves there (ADR 0037): the one durable cursor of the binary log, from which every reader
+ * starts; while everything pending was heard of by every instance (each reads it from the database until it
+ * lands), the checkpoint moves too, so that confirmations go on. A confirmation takes the checkpoint lock that a checkpoint move holds across
  * its Redis script, and measures its lag once it has it.
  */
 final class Lander {
@@ -44,18 +42,19 @@ final class Lander {
 	/** The binlog offset after the newest incoming transaction; guarded by {@code this}. */
 	private long incomingOffset;
 
-	/** The position after the last committed transaction, until the lease stores it; guarded by {@code this}. */
-	private @Nullable BinlogPosition toStore;
-
-	private long toStoreOffset;
-
 	/** The position after the last committed transaction read; guarded by {@code this}. */
 	private BinlogPosition received;
+
+	/** The binlog offset of {@link #received}; guarded by {@code this}. */
+	private long receivedOffset;
 
 	/** When the oldest transaction with pending invalidations committed (ms), -1 for none; landing thread only. */
 	private long pendingOldest = -1;
 
 	private long pendingOffset;
+
+	/** Through where every invalidation landed, as last told to the connection; landing thread only. */
+	private @Nullable BinlogPosition reported;
 
 	/** Up to here every committed transaction's invalidations have landed, or every instance heard they have not. */
 	private volatile BinlogPosition landed;
@@ -86,9 +85,8 @@ final class Lander {
 			this.incoming.merge(changes, this.landing.maxKeys());
 			this.incomingOffset = offset;
 		}
-		this.toStore = position;
-		this.toStoreOffset = offset;
 		this.received = position;
+		this.receivedOffset = offset;
 	}
 
 	BinlogPosition landed() {
@@ -96,8 +94,8 @@ final class Lander {
 	}
 
 	/**
-	 * Sends what committed since the last landing and what is due for a retry, then moves the checkpoint and
-	 * stores the position as far as that allows; on the landing thread only.
+	 * Sends what committed since the last landing and what is due for a retry, then moves the checkpoint as far as
+	 * that allows; on the landing thread only.
 	 */
 	void land() {
 		if (this.connection.ended()) {
@@ -105,14 +103,12 @@ final class Lander {
 		}
 		TransactionChanges batch;
 		BinlogPosition through;
-		BinlogPosition store;
-		long storeOffset;
+		long throughOffset;
 		synchronized (this) {
 			batch = this.incoming;
 			this.incoming = new TransactionChanges();
 			through = this.received;
-			store = this.toStore;
-			storeOffset = this.toStoreOffset;
+			throughOffset = this.receivedOffset;
 			if (!batch.isEmpty()) {
 				this.pendingOldest = (this.pendingOldest < 0) ? this.incomingOldest : this.pendingOldest;
 				this.pendingOffset = this.incomingOffset;
@@ -155,45 +151,20 @@ final class Lander {
 			return;
 		}
 		this.landed = through;
-		if (store != null) {
-			store(store, storeOffset);
-		}
-	}
-
-	/** Stores {@code store}, through which everything has landed, as the lease's position. */
-	private void store(BinlogPosition store, long storeOffset) {
-		boolean saved;
-		try {
-			saved = this.landing.lease().savePosition(store);
-		}
-		catch (DataAccessException ex) {
-			this.landing.metrics().retry();
-			logger.debug("Capture: Redis did not take the position; trying again", ex);
-			return;
-		}
-		if (!saved) {
-			this.connection.leaseLost();
-			return;
-		}
-		this.connection.stored(store);
-		this.landing.metrics().position(storeOffset);
-		synchronized (this) {
-			if (this.toStore == store) {
-				this.toStore = null;
-			}
+		if (through != this.reported) {
+			this.reported = through;
+			this.connection.checkpointed(through);
+			this.landing.metrics().position(throughOffset);
 		}
 	}
 
 	/**
-	 * Moves the checkpoint to {@code through}, whose invalidations have landed, when confirming; whether it is
-	 * there. If the stream's node holds another one, its node lost this reader's last writes (a failover) or
-	 * another reader moved it: the connection ends, and the next reads from the node's checkpoint.
+	 * Moves the checkpoint to {@code through}, whose invalidations have landed; whether it is there. If the stream's
+	 * node holds another one, its node lost this reader's last writes (a failover) or another reader moved it (this
+	 * one lost the lease): the connection ends, and the next reads from the node's checkpoint.
 	 */
 	private boolean checkpointed(BinlogPosition through) {
 		TieredCacheManager feed = this.landing.feed();
-		if (feed == null) {
-			return true;
-		}
 		synchronized (this.checkpointLock) {
 			String next = through.format();
 			if (this.connection.ended() || next.equals(this.checkpoint)) {
@@ -223,9 +194,6 @@ final class Lander {
 	 */
 	void confirm(long readAt) {
 		TieredCacheManager feed = this.landing.feed();
-		if (feed == null) {
-			return;
-		}
 		synchronized (this.checkpointLock) {
 			if (this.connection.ended()) {
 				return;
@@ -240,26 +208,23 @@ final class Lander {
 	/** The binlog connection a lander lands for. */
 	interface Connection {
 
-		/** Whether the connection ended or the capture stopped: the next reader replays from the stored position. */
+		/** Whether the connection ended or the capture stopped: the next reader replays from the checkpoint. */
 		boolean ended();
 
-		/** Ends the connection; the capture reads again from the stored position or the node's checkpoint. */
+		/** Ends the connection; the capture reads again from the node's checkpoint. */
 		void end(Exception why);
 
-		/** Another instance holds the lease: this one stops reading. */
-		void leaseLost();
-
-		/** The lease stored {@code position}. */
-		void stored(BinlogPosition position);
+		/** Every invalidation up to {@code position} has landed, and the checkpoint is there. */
+		void checkpointed(BinlogPosition position);
 
 	}
 
 	/**
 	 * What every lander of a capture shares.
-	 * @param feed where confirmations and checkpoints go (ADR 0037), {@code null} for none
+	 * @param feed where confirmations and checkpoints go (ADR 0037)
 	 * @param beforeLanding runs before each landing that sends invalidations
 	 */
-	record Landing(StaleCaches caches, @Nullable TieredCacheManager feed, CaptureLease lease, CaptureMetrics metrics,
+	record Landing(StaleCaches caches, TieredCacheManager feed, CaptureMetrics metrics,
 			Clock clock, Ticker ticker, int maxKeys, Duration retryInterval, Duration maxRetryInterval,
 			Runnable beforeLanding) {
 	}

@@ -69,11 +69,13 @@ class CaptureLanderTests {
 	/** Invalidations sent to Redis, in the order they were sent. */
 	private final List<Stale> sent = new ArrayList<>();
 
-	private final CaptureLease lease = new CaptureLease(redis(), "lander-test", Duration.ofSeconds(30));
+	/** Through where everything landed, as the lander last told its connection. */
+	private final AtomicReference<BinlogPosition> landedThrough = new AtomicReference<>();
 
 	@BeforeAll
 	static void startRedis() {
 		redisServer.start();
+		redis = redis();
 	}
 
 	@AfterAll
@@ -95,7 +97,6 @@ class CaptureLanderTests {
 			.meterRegistry(new SimpleMeterRegistry())
 			.build();
 		this.manager.start();
-		assertThat(this.lease.hold()).isTrue();
 	}
 
 	@AfterEach
@@ -108,7 +109,7 @@ class CaptureLanderTests {
 	void onlyTheKeysRedisRefusedAreSentAgainEachAfterAWaitThatDoublesUpToTheBound() {
 		// Writes of every key but those of entry 3 of cache "a": its node is down, the others are up.
 		refuseWritesExcept("~lander-test:v1:a:generation", "~lander-test:v1:a:shapes", "~*{a:[^3]}", "~*{a:??*}");
-		Lander lander = lander(null, START);
+		Lander lander = lander(this.manager, START);
 		BinlogPosition position = BinlogPosition.file("db:3306", "binlog.000001", 100);
 		this.nextStale = List.of(a(1), a(2), a(3));
 		lander.committed(changed(1, 2, 3), position, 0, 100);
@@ -129,7 +130,7 @@ class CaptureLanderTests {
 		}
 		assertThat(sentAt).containsExactly(25L, 75L, 175L, 375L, 625L, 875L);
 		assertThat(this.attempts).contains(Map.entry(a(1), 1), Map.entry(a(2), 1));
-		assertThat(this.lease.position()).as("not stored while a key before it is refused").isNull();
+		assertThat(this.landedThrough.get()).as("not landed while a key before it is refused").isNull();
 
 		// A change committed when the refused key is due again is sent first: a slow node delays only its own keys.
 		this.now.addAndGet(MAX_RETRY.toNanos());
@@ -142,7 +143,8 @@ class CaptureLanderTests {
 		redisServer.command("ACL", "SETUSER", "default", "allkeys");
 		this.now.addAndGet(MAX_RETRY.toNanos());
 		lander.land();
-		assertThat(this.lease.position()).as("stored once the refused key landed").isEqualTo(position);
+		assertThat(this.landedThrough.get()).as("landed once the refused key landed").isEqualTo(position);
+		assertThat(this.manager.changeFeedCheckpoint()).isEqualTo(position.format());
 		this.now.addAndGet(MAX_RETRY.toNanos());
 		lander.land();
 		assertThat(this.attempts).containsOnly(Map.entry(a(1), 1), Map.entry(a(2), 1), Map.entry(a(3), 9),
@@ -155,7 +157,7 @@ class CaptureLanderTests {
 		this.manager.getCache("b", Long.class, String.class);
 		// The generation counter of cache "b" is on the down node, that of cache "a" is not.
 		refuseWritesExcept("~lander-test:v1:a:*", "~*{*");
-		Lander lander = lander(null, START);
+		Lander lander = lander(this.manager, START);
 		TransactionChanges ddl = new TransactionChanges();
 		ddl.everything();
 		this.nextStale = List.of(new Stale("a", null), new Stale("b", null));
@@ -171,7 +173,7 @@ class CaptureLanderTests {
 
 		assertThat(this.attempts).containsOnly(Map.entry(new Stale("a", null), 1), Map.entry(new Stale("b", null), 21));
 		assertThat(redis.opsForValue().get("lander-test:v1:a:generation")).isEqualTo(generation);
-		assertThat(this.lease.position()).as("not stored while cache b's invalidation is refused").isNull();
+		assertThat(this.landedThrough.get()).as("not landed while cache b's invalidation is refused").isNull();
 	}
 
 	@Test
@@ -231,7 +233,7 @@ class CaptureLanderTests {
 	 * A lander from {@code start} whose invalidations are counted, on caches of the manager; {@code feed} for
 	 * checkpoints and confirmations.
 	 */
-	private Lander lander(@Nullable TieredCacheManager feed, BinlogPosition start) {
+	private Lander lander(TieredCacheManager feed, BinlogPosition start) {
 		StaleCaches caches = new StaleCaches() {
 
 			@Override
@@ -253,9 +255,8 @@ class CaptureLanderTests {
 			}
 
 		};
-		Lander.Landing landing = new Lander.Landing(caches, feed, this.lease,
-				new CaptureMetrics(new SimpleMeterRegistry()), Clock.systemUTC(), this.ticker, 1000, RETRY, MAX_RETRY,
-				() -> {
+		Lander.Landing landing = new Lander.Landing(caches, feed, new CaptureMetrics(new SimpleMeterRegistry()),
+				Clock.systemUTC(), this.ticker, 1000, RETRY, MAX_RETRY, () -> {
 				});
 		return new Lander(new Lander.Connection() {
 
@@ -270,12 +271,8 @@ class CaptureLanderTests {
 			}
 
 			@Override
-			public void leaseLost() {
-				throw new AssertionError("the lease was lost");
-			}
-
-			@Override
-			public void stored(BinlogPosition position) {
+			public void checkpointed(BinlogPosition position) {
+				CaptureLanderTests.this.landedThrough.set(position);
 			}
 
 		}, landing, start, null);

@@ -94,7 +94,7 @@ abstract class CaptureRetryTests extends ApiHttpTestSupport {
 		String gtid = this.jdbc.sql((database.flavor() == DatabaseServer.Flavor.MYSQL)
 				? "SELECT REPLACE(@@gtid_executed, '\n', '')" : "SELECT @@gtid_binlog_pos").query(String.class).single();
 		await().atMost(Duration.ofSeconds(20)).ignoreExceptions().until(() -> {
-			String position = this.admin.sync().get("{concert-cache:capture}:position");
+			String position = this.admin.sync().get("{concert-cache:invalidations}:feed");
 			return position != null && position.endsWith(";gtid;" + gtid);
 		});
 	}

@@ -22,6 +22,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.api.schedule.ScheduleCaches;
 import dev.concertcache.testsupport.DatabaseServer;
+import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -192,6 +193,10 @@ abstract class CaptureStartupCheckTests {
 			return mock(ScheduleCaches.class);
 		}
 
+		@Bean
+		TieredCacheManager tieredCacheManager() {
+			return mock(TieredCacheManager.class);
+		}
 
 		@Bean
 		Clock clock() {
