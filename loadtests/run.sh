@@ -618,6 +618,6 @@ if $KEEP_RUNNING; then
   echo "metrics    http://127.0.0.1:$MGMT_PORT/actuator/prometheus"
   echo "Redis      redis-cli -p $REDIS_PORT"
   echo "MariaDB    mariadb --no-defaults -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache"
-  wait -n "${_SERVICE_PIDS[@]}" || true
+  service_await_any_exit
 fi
 exit "$exit_status"

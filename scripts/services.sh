@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # shellcheck disable=SC2119,SC2120 # free_port's argument is optional
-# Private redis-server and mariadbd for load tests and manual runs: free loopback ports, throwaway
-# directories, nothing shared with a system instance (no /etc/mysql, no /var/lib/redis).
+# shellcheck disable=SC2153 # REDIS_PID, DB_PID, ...: _services_launch sets what the Launcher prints
+# Private redis-server and mariadbd (or MySQL) for load tests and manual runs: free loopback ports, throwaway
+# directories, nothing shared with a system instance (no /etc/mysql, no /var/lib/redis). The servers are the tests'
+# own: test-support's Launcher (a main; its classes compiled here if missing) starts them with RedisServer,
+# RedisCluster, MariaDbServer and MySqlServer, which own their command lines, settings, database and user, and
+# readiness waits, and leaves them running; this script tracks, restarts and stops them, and loads the data.
 #
 # As a library:
 #   source scripts/services.sh
 #   trap stop_services EXIT INT TERM
-#   start_redis && start_mariadb          # exports REDIS_PORT, DB_PORT, DB_SOCKET, DB_JDBC_URL
+#   start_redis && start_mariadb          # exports REDIS_PORT, REDIS_DIR, DB_PORT, DB_SOCKET, DB_DIR, DB_JDBC_URL
+#   start_mysql                           # instead of start_mariadb: MySQL 9.7, chrooted (needs root)
 #   start_redis_cluster                   # instead of start_redis: 3 primaries + 3 replicas, exports
 #                                         # REDIS_CLUSTER_PORTS, REDIS_CLUSTER_NODES (host:port,...), REDIS_PORT
 #   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
 #   service_stop api                      # stops just that one
+#   restart_redis, redis_cluster_kill PORT, redis_cluster_restart PORT   # faults: the same port and directory
 #   load_data_set JAVA JAR N LOG ARGS...  # N concerts into the MariaDB: generated, or restored from a dump
 #
 # RUNNER_DATA_CACHE (a directory, scripts/test.sh makes one for its stack runs): load_data_set dumps what it
@@ -29,8 +35,8 @@ _SERVICE_PIDS=()
 _SERVICE_DIRS=()
 
 # free_port [PREFERRED]: prints PREFERRED if it can be bound on 127.0.0.1, else a port the kernel
-# picks. Another process could take it before the caller binds, which start_* turn into a clear
-# start-up failure rather than a hang.
+# picks. Another process could take it before the caller binds, which wait_for_port with the caller's
+# PID turns into a clear start-up failure rather than a hang.
 free_port() {
   python3 - "${1:-0}" <<'PY'
 import socket, sys
@@ -56,7 +62,7 @@ wait_for_port() {
     if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       return 0
     fi
-    if [[ -n $pid ]] && ! kill -0 "$pid" 2>/dev/null; then
+    if [[ -n $pid ]] && ! _service_alive "$pid"; then
       return 1
     fi
     sleep 0.2
@@ -71,28 +77,12 @@ service_track() {
   _SERVICE_DIRS+=("${3:-}")
 }
 
-# Starts redis-server with the repo's redis/redis.conf; exports REDIS_PORT and REDIS_DIR.
-_REDIS_COMMAND=()
+# start_redis: a redis-server with the repo's redis/redis.conf (test-support's RedisServer); exports REDIS_PORT and
+# REDIS_DIR.
 start_redis() {
-  local dir port pid conf="$SERVICES_ROOT/redis/redis.conf"
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis.XXXXXX") || return 1
-  port=$(free_port) || return 1
-  # The command line wins over the file: port, dir and loopback-only binding are ours to choose.
-  local args=(--port "$port" --dir "$dir" --daemonize no --bind 127.0.0.1 --logfile "$dir/redis.log")
-  if [[ -f $conf ]]; then
-    _REDIS_COMMAND=(redis-server "$conf" "${args[@]}")
-  else
-    # No repo config (yet): a cache needs no persistence either way.
-    _REDIS_COMMAND=(redis-server "${args[@]}" --save '' --appendonly no)
-  fi
-  "${_REDIS_COMMAND[@]}" >>"$dir/redis.log" 2>&1 &
-  pid=$!
-  service_track redis "$pid" "$dir"
-  if ! wait_for_port "$port" 15 "$pid"; then
-    _service_failed redis "$dir/redis.log"
-    return 1
-  fi
-  export REDIS_PORT=$port REDIS_DIR=$dir
+  _services_launch redis || return 1
+  service_track redis "$REDIS_PID" "$REDIS_DIR"
+  export REDIS_PORT REDIS_DIR
 }
 
 # restart_redis [DOWN_SECONDS]: stops the redis-server start_redis started (SIGTERM: clients see their
@@ -110,49 +100,25 @@ restart_redis() {
   _service_await_exit "$pid" 30 || kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   sleep "${1:-0}"
-  "${_REDIS_COMMAND[@]}" >>"$REDIS_DIR/redis.log" 2>&1 &
+  _services_rerun "$REDIS_COMMAND" "$REDIS_DIR"
   _SERVICE_PIDS[i]=$!
   wait_for_port "$REDIS_PORT" 15 "$!"
 }
 
-# start_redis_cluster [PRIMARIES [REPLICAS_EACH]]: a Redis Cluster of redis-server processes (default 3
-# primaries with 1 replica each) with the repo's redis/redis.conf plus cluster mode, on free loopback ports
-# (client and bus port each: port + 10000 may not be free, or not exist), created with
-# `redis-cli --cluster create`, ready when every node reports cluster_state:ok and every replica is in sync.
+# start_redis_cluster [PRIMARIES [REPLICAS_EACH]]: a Redis Cluster (test-support's RedisCluster: default 3 primaries
+# with 1 replica each, the repo's redis/redis.conf plus cluster mode, each node's client and bus port free, created
+# with `redis-cli --cluster create`), ready when every node reports cluster_state:ok and every replica is in sync.
 # Exports REDIS_CLUSTER_PORTS (space-separated, primaries first as created), REDIS_CLUSTER_NODES
 # (127.0.0.1:port,... for spring.data.redis.cluster.nodes) and REDIS_PORT (the first node, for redis-cli).
 # Each node is tracked as service redis-cluster; service_stop redis-cluster stops them all.
-REDIS_CLUSTER_NODE_TIMEOUT_MS=${REDIS_CLUSTER_NODE_TIMEOUT_MS:-2000}
 start_redis_cluster() {
-  local primaries=${1:-3} replicas=${2:-1} count i dir port bus pid
-  local ports=() taken=() addresses=()
-  count=$((primaries * (1 + replicas)))
-  for ((i = 0; i < count; i++)); do
-    dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis-cluster.XXXXXX") || return 1
-    port=$(_free_port_except "${taken[@]}") && taken+=("$port") || return 1
-    bus=$(_free_port_except "${taken[@]}") && taken+=("$bus") || return 1
-    printf -v "_REDIS_CLUSTER_NODE_$port" '%s' "$bus $dir"
-    _redis_cluster_node "$port"
-    pid=$!
-    if ! wait_for_port "$port" 15 "$pid"; then
-      _service_failed "redis-server (cluster node $port)" "$dir/redis.log"
-      return 1
-    fi
-    ports+=("$port")
-    addresses+=("127.0.0.1:$port")
+  local port pid_var dir_var
+  _services_launch redis-cluster ${1:+"$1" "${2:-1}"} || return 1
+  for port in $REDIS_CLUSTER_PORTS; do
+    pid_var=REDIS_CLUSTER_NODE_${port}_PID dir_var=REDIS_CLUSTER_NODE_${port}_DIR
+    service_track redis-cluster "${!pid_var}" "${!dir_var}"
   done
-  if ! redis-cli --cluster create "${addresses[@]}" --cluster-replicas "$replicas" --cluster-yes \
-    >"$dir/create.log" 2>&1; then
-    _service_failed "redis-cli --cluster create" "$dir/create.log"
-    return 1
-  fi
-  export REDIS_CLUSTER_PORTS="${ports[*]}" REDIS_PORT=${ports[0]}
-  REDIS_CLUSTER_NODES=$(IFS=,; echo "${addresses[*]}")
-  export REDIS_CLUSTER_NODES
-  redis_cluster_await_ok 60 || {
-    _service_failed "the Redis Cluster (not ok within 60 s)" "$dir/create.log"
-    return 1
-  }
+  export REDIS_CLUSTER_PORTS REDIS_CLUSTER_NODES REDIS_PORT
 }
 
 # redis_cluster_fault_primary stream|other|capture: the port of the primary that holds the invalidation stream,
@@ -208,23 +174,15 @@ redis_cluster_kill() {
   [[ -n $pid ]] && kill -9 "$pid"
 }
 
-# redis_cluster_restart PORT: starts a killed node again with its data dir (and nodes.conf): it rejoins the
-# cluster, as a replica of the node promoted in its place.
+# redis_cluster_restart PORT: starts a killed node again with its command line and data dir (and nodes.conf): it
+# rejoins the cluster, as a replica of the node promoted in its place.
 redis_cluster_restart() {
-  _redis_cluster_node "$1"
+  local command_var=REDIS_CLUSTER_NODE_${1}_COMMAND dir_var=REDIS_CLUSTER_NODE_${1}_DIR i
+  _services_rerun "${!command_var}" "${!dir_var}"
+  for i in "${!_SERVICE_DIRS[@]}"; do
+    [[ ${_SERVICE_DIRS[i]} != "${!dir_var}" ]] || _SERVICE_PIDS[i]=$!
+  done
   wait_for_port "$1" 15 "$!"
-}
-
-# _redis_cluster_node PORT: one cluster node in the background, tracked. Cluster mode, a node timeout short
-# enough for a failover within seconds in tests and load runs, and replicas that answer nothing while their link
-# is down (a cache must not serve what it cannot vouch for).
-_redis_cluster_node() {
-  local node_var=_REDIS_CLUSTER_NODE_$1 bus dir
-  read -r bus dir <<<"${!node_var}"
-  redis-server "$SERVICES_ROOT/redis/redis.conf" --port "$1" --cluster-port "$bus" --dir "$dir" --daemonize no \
-    --bind 127.0.0.1 --logfile "$dir/redis.log" --cluster-enabled yes --cluster-config-file "$dir/nodes.conf" \
-    --cluster-node-timeout "$REDIS_CLUSTER_NODE_TIMEOUT_MS" --replica-serve-stale-data no >>"$dir/redis.log" 2>&1 &
-  service_track redis-cluster "$!" "$dir"
 }
 
 # redis_cluster_await_ok [TIMEOUT_SECONDS]: every running node of the cluster says cluster_state:ok, and every
@@ -278,114 +236,25 @@ redis_cluster_info() {
       for (k in sum) print k ":" sum[k] }' >"$1"
 }
 
-# A free port that is none of the arguments (ports handed out but not yet bound).
-_free_port_except() {
-  local port tries=0
-  while ((tries++ < 50)); do
-    port=$(free_port) || return 1
-    [[ " $* " == *" $port "* ]] || { echo "$port"; return 0; }
-  done
-  return 1
-}
-
-# Starts mariadbd on a fresh data directory with database concert_cache and user concert/concert;
-# exports DB_PORT, DB_SOCKET (root, no password, for status queries), DB_DIR and DB_JDBC_URL.
+# start_mariadb: a mariadbd (test-support's MariaDbServer, with a benchmark's buffer pool and redo log: the
+# Launcher's) on a fresh data directory with database concert_cache and user concert/concert; exports DB_PORT,
+# DB_SOCKET (root, no password, for status queries), DB_DIR and DB_JDBC_URL, and sets DB_PID and DB_COMMAND (its
+# command line, shell-quoted, for a restart on the same port and data: loadtests/lib/db-outage.sh).
 start_mariadb() {
-  local dir port pid mariadbd
-  mariadbd=$(command -v mariadbd || echo /usr/sbin/mariadbd) # /usr/sbin is not on every PATH
-  if [[ ! -x $mariadbd ]]; then
-    echo "services: mariadbd not found (apt-get install mariadb-server)" >&2
-    return 1
-  fi
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-mariadb.XXXXXX") || return 1
-  port=$(free_port) || return 1
-  # mariadbd refuses to run as root unless told to.
-  local user=()
-  if ((EUID == 0)); then
-    user=(--user=root)
-  fi
-  # --no-defaults everywhere: the system's /etc/mysql files would point at its socket and datadir.
-  if ! mariadb-install-db --no-defaults --datadir="$dir/data" --auth-root-authentication-method=normal \
-    --skip-test-db "${user[@]}" >"$dir/install.log" 2>&1; then
-    service_track mariadb "" "$dir"
-    _service_failed mariadb-install-db "$dir/install.log"
-    return 1
-  fi
-  # The repository's settings, as test-support's MariaDbServer reads them: ops/mariadb/binlog.cnf (the row-based
-  # binary log change data capture needs, ADR 0033) then ops/mariadb/test.cnf (a throwaway server's); a file of
-  # includes because !include takes absolute paths only. The command line wins over both: what is per instance,
-  # and what a benchmark needs beyond a test: a 1 GiB buffer pool holds the whole data set, so reads measure the
-  # query path and not the disk, and a larger redo log keeps the loader's inserts from waiting on checkpoints.
-  printf '!include %s\n!include %s\n' "$SERVICES_ROOT/ops/mariadb/binlog.cnf" "$SERVICES_ROOT/ops/mariadb/test.cnf" \
-    >"$dir/my.cnf"
-  "$mariadbd" --defaults-file="$dir/my.cnf" "${user[@]}" \
-    --datadir="$dir/data" --socket="$dir/mariadbd.sock" --pid-file="$dir/mariadbd.pid" --port="$port" \
-    --log-error="$dir/mariadbd.err" --innodb-buffer-pool-size=1G --innodb-log-file-size=256M \
-    >>"$dir/mariadbd.err" 2>&1 &
-  pid=$!
-  service_track mariadb "$pid" "$dir"
-  if ! wait_for_port "$port" 60 "$pid"; then
-    _service_failed mariadbd "$dir/mariadbd.err"
-    return 1
-  fi
-  if ! mariadb --no-defaults --socket="$dir/mariadbd.sock" -uroot -e "
-      CREATE DATABASE concert_cache;
-      CREATE USER 'concert'@'%' IDENTIFIED BY 'concert';
-      GRANT ALL PRIVILEGES ON concert_cache.* TO 'concert'@'%';
-      GRANT REPLICATION SLAVE, BINLOG MONITOR ON *.* TO 'concert'@'%';"; then
-    _service_failed mariadbd "$dir/mariadbd.err"
-    return 1
-  fi
-  export DB_PORT=$port DB_SOCKET=$dir/mariadbd.sock DB_DIR=$dir
-  export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache"
+  _services_launch mariadb || return 1
+  service_track mariadb "$DB_PID" "$DB_DIR"
+  export DB_PORT DB_SOCKET DB_DIR DB_JDBC_URL
 }
 
-# Starts MySQL 9.7 (Debian sid's mysqld, chrooted into the root file system scripts/mysql-rootfs.sh makes once
-# per machine; needs root) on a fresh data directory inside that tree, with the README's [mysqld] settings,
-# database concert_cache and user concert/concert; exports what start_mariadb exports. The chroot shares the
-# host's loopback, and DB_SOCKET is the socket's path on the host, so the host's mariadb client reaches it both ways.
+# start_mysql: MySQL 9.7 (test-support's MySqlServer: Debian sid's mysqld, chrooted into the root file system
+# scripts/mysql-rootfs.sh makes once per machine; needs root) on a fresh data directory inside that tree, with the
+# README's [mysqld] settings, database concert_cache and user concert/concert; sets what start_mariadb sets. The
+# chroot shares the host's loopback, and DB_SOCKET is the socket's path on the host, so the host's mariadb client
+# reaches it both ways.
 start_mysql() {
-  local rootfs dir inside port pid
-  rootfs=${CONCERT_CACHE_MYSQL_ROOTFS:-${XDG_CACHE_HOME:-$HOME/.cache}/concert-cache/mysql-rootfs}
-  "$SERVICES_ROOT/scripts/mysql-rootfs.sh" "$rootfs" || return 1
-  dir=$(mktemp -d "$rootfs/tmp/concert-cache-mysql.XXXXXX") || return 1
-  inside=${dir#"$rootfs"}
-  port=$(free_port) || return 1
-  if ! chroot "$rootfs" /usr/sbin/mysqld --no-defaults --initialize-insecure --user=root --datadir="$inside/data" \
-    >"$dir/install.log" 2>&1; then
-    service_track mysql "" "$dir"
-    _service_failed "mysqld --initialize-insecure" "$dir/install.log"
-    return 1
-  fi
-  # As start_mariadb's: loopback only, no X protocol port (33060 for every instance), throwaway durability, a
-  # buffer pool that holds the data set and a redo log that keeps the loader's inserts from waiting.
-  chroot "$rootfs" /usr/sbin/mysqld --no-defaults --user=root --datadir="$inside/data" \
-    --socket="$inside/mysqld.sock" --pid-file="$inside/mysqld.pid" --port="$port" --bind-address=127.0.0.1 \
-    --skip-name-resolve --mysqlx=OFF --secure-file-priv= --character-set-server=utf8mb4 \
-    --collation-server=utf8mb4_unicode_ci --innodb-flush-log-at-trx-commit=2 --innodb-buffer-pool-size=1G \
-    --innodb-redo-log-capacity=512M --log-bin=mysql-bin --binlog-format=ROW --binlog-row-image=FULL \
-    --gtid-mode=ON --enforce-gtid-consistency=ON --server-id=1 --binlog-expire-logs-seconds=604800 \
-    >>"$dir/mysqld.err" 2>&1 &
-  pid=$!
-  service_track mysql "$pid" "$dir"
-  if ! wait_for_port "$port" 60 "$pid"; then
-    _service_failed mysqld "$dir/mysqld.err"
-    return 1
-  fi
-  # The last statement logs concert in over the socket, where caching_sha2_password takes the password in
-  # clear: from then on its logins over TCP need neither TLS nor the server's RSA key (the mariadb client
-  # of --sql-writer has neither), until the server restarts.
-  if ! mariadb --no-defaults --socket="$dir/mysqld.sock" -uroot -e "
-      CREATE DATABASE concert_cache CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci;
-      CREATE USER 'concert'@'%' IDENTIFIED BY 'concert';
-      GRANT ALL PRIVILEGES ON concert_cache.* TO 'concert'@'%';
-      GRANT REPLICATION SLAVE, REPLICATION CLIENT ON *.* TO 'concert'@'%';" ||
-    ! mariadb --no-defaults --socket="$dir/mysqld.sock" -uconcert -pconcert -e "SELECT 1" >/dev/null; then
-    _service_failed mysqld "$dir/mysqld.err"
-    return 1
-  fi
-  export DB_PORT=$port DB_SOCKET=$dir/mysqld.sock DB_DIR=$dir
-  export DB_JDBC_URL="jdbc:mariadb://127.0.0.1:$port/concert_cache?allowPublicKeyRetrieval=true"
+  _services_launch mysql || return 1
+  service_track mysql "$DB_PID" "$DB_DIR"
+  export DB_PORT DB_SOCKET DB_DIR DB_JDBC_URL
 }
 
 # load_data_set JAVA JAR CONCERTS LOG [ARGS...]: CONCERTS concerts (generate profile, seed 42) into database
@@ -446,7 +315,7 @@ service_stop() {
 # SIGTERM (a clean shutdown for mariadbd, redis-server and Spring Boot), SIGKILL after 30 s.
 _service_stop_at() {
   local pid=${_SERVICE_PIDS[$1]} dir=${_SERVICE_DIRS[$1]}
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+  if [[ -n $pid ]] && _service_alive "$pid"; then
     kill -TERM "$pid" 2>/dev/null || true
     _service_await_exit "$pid" 30 || kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
@@ -458,15 +327,70 @@ _service_stop_at() {
 
 _service_await_exit() {
   local pid=$1 deadline=$((SECONDS + $2))
-  while kill -0 "$pid" 2>/dev/null; do
+  while _service_alive "$pid"; do
     ((SECONDS < deadline)) || return 1
     sleep 0.1
   done
 }
 
-_service_failed() {
-  echo "services: $1 did not start; last lines of $2:" >&2
-  tail -n 20 "$2" >&2 2>/dev/null || true
+# _service_alive PID: the process runs. A zombie does not: the servers Launcher started are not this shell's
+# children, and init reaps them when it gets to it.
+_service_alive() {
+  local stat
+  { read -r stat <"/proc/$1/stat"; } 2>/dev/null || return 1
+  [[ ${stat##*) } != Z* ]]
+}
+
+# service_await_any_exit: returns once any tracked service has exited (`wait -n` would see this shell's children
+# only, and the servers Launcher started are not).
+service_await_any_exit() {
+  local pid
+  while sleep 1; do
+    for pid in "${_SERVICE_PIDS[@]}"; do
+      [[ -z $pid ]] || _service_alive "$pid" || return 0
+    done
+  done
+}
+
+# The classes of test-support, whose Launcher starts the servers: compiled first when missing or older than their
+# sources (loadtests/run.sh's build of the API compiles them too).
+_services_launcher_classes() {
+  local classes=$SERVICES_ROOT/test-support/target/classes
+  local launcher=$classes/dev/concertcache/testsupport/Launcher.class
+  if [[ ! -f $launcher || -n $(find "$SERVICES_ROOT/test-support/pom.xml" "$SERVICES_ROOT/test-support/src/main" \
+    -newer "$launcher" -print -quit 2>/dev/null) ]]; then
+    echo "services: compiling test-support, whose Launcher starts the servers" >&2
+    (cd "$SERVICES_ROOT" && ./mvnw -q -B -ntp -pl test-support compile) >&2 || return 1
+    touch "$launcher" # up to date even when the compiler found nothing to do
+  fi
+  echo "$classes"
+}
+
+# _services_launch SERVER...: starts them with test-support's Launcher, one JVM for all, in the repository (it reads
+# redis/redis.conf and ops/mariadb/ there), and sets the shell variables it prints (NAME=value lines). The servers
+# keep running after it exits; if one fails, it says why on stderr and leaves nothing behind.
+_services_launch() {
+  local classes output line
+  classes=$(_services_launcher_classes) || return 1
+  # A JVM that starts fast: it spawns processes and waits on ports, with nothing to optimize or collect.
+  output=$(cd "$SERVICES_ROOT" && java -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:-UsePerfData \
+    -Djava.io.tmpdir="${TMPDIR:-/tmp}" -cp "$classes" dev.concertcache.testsupport.Launcher "$@") || {
+    echo "services: could not start $*" >&2
+    return 1
+  }
+  while IFS= read -r line; do
+    if [[ $line =~ ^([A-Z][A-Z0-9_]*)=(.*)$ ]]; then
+      printf -v "${BASH_REMATCH[1]}" '%s' "${BASH_REMATCH[2]}"
+    fi
+  done <<<"$output"
+}
+
+# _services_rerun COMMAND DIR: a server's command line as Launcher printed it (shell-quoted) run again, in the
+# background, its output appended to DIR/server.log as Launcher's was; $! is its pid.
+_services_rerun() {
+  local command=()
+  eval "command=($1)"
+  "${command[@]}" >>"$2/server.log" 2>&1 &
 }
 
 if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
@@ -480,6 +404,6 @@ if [[ ${BASH_SOURCE[0]} == "$0" ]]; then
     echo "REDIS_PORT=$REDIS_PORT DB_PORT=$DB_PORT DB_JDBC_URL=$DB_JDBC_URL"
   fi
   echo "Ctrl-C stops them."
-  wait -n "${_SERVICE_PIDS[@]}" # returns on Ctrl-C, or if either server dies
+  service_await_any_exit # returns on Ctrl-C, or if either server dies
 
 fi

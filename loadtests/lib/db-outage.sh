@@ -1,20 +1,21 @@
 # shellcheck shell=bash
 # Sourced by loadtests/run.sh for --db-outage DURATION@AT (ADR 0030): AT seconds after the k6 run starts,
-# SIGKILLs the run's mariadbd (a crash, not a clean stop: open connections break, nothing is flushed), and
-# DURATION seconds later starts it again with the same command line, so on the same port and data directory
-# (InnoDB recovers on start-up). Meanwhile the API's meters are sampled once a second into db-outage.tsv.
+# SIGKILLs the run's database server (a crash, not a clean stop: open connections break, nothing is flushed), and
+# DURATION seconds later starts it again with the command line test-support's Launcher started it with
+# (DB_COMMAND), so on the same port and data directory (InnoDB recovers on start-up). Meanwhile the API's meters
+# are sampled once a second into db-outage.tsv.
 #
 #   db_outage_parse 15s@20s       sets DB_OUTAGE_FOR and DB_OUTAGE_AT (seconds; s, m or none; lib/cli.py checked it)
 #   db_outage_start RUN_DIR       before k6: schedules the outage and starts the sampler (both tracked services)
-#   db_outage_finish RUN_DIR      after k6: waits until the database is back (if the run was shorter) and
-#                                 reaps the killed process; the restarted one is stopped with the rest
+#   db_outage_finish RUN_DIR      after k6: waits until the database is back (if the run was shorter); the
+#                                 restarted server is stopped with the rest
 #   loadtests/lib/db_outage_report.py RUN_DIR   the outage's table (answers by status, stale reads, timeline)
 #
-# Needs scripts/services.sh (DB_PORT, DB_DIR, service_track, wait_for_port) and MGMT_PORT.
+# Needs scripts/services.sh (start_mariadb's DB_PID, DB_COMMAND, DB_PORT, DB_DIR; service_track, wait_for_port) and
+# MGMT_PORT.
 
 DB_OUTAGE_FOR=""
 DB_OUTAGE_AT=""
-_DB_OUTAGE_KILLED_PID=""
 
 _db_outage_seconds() {
   case $1 in
@@ -29,41 +30,27 @@ db_outage_parse() {
   DB_OUTAGE_AT=$(_db_outage_seconds "${1#*@}")
 }
 
-# The pid run.sh's start_mariadb left in the service list.
-_db_outage_mariadb_pid() {
-  local i
-  for i in "${!_SERVICE_NAMES[@]}"; do
-    if [[ ${_SERVICE_NAMES[i]} == mariadb ]]; then
-      echo "${_SERVICE_PIDS[i]}"
-      return
-    fi
-  done
-}
-
 db_outage_start() {
-  local dir=$1 pid
-  pid=$(_db_outage_mariadb_pid)
+  local dir=$1 pid=${DB_PID:-}
   [[ -n $pid ]] || {
-    echo "db-outage: no mariadb service to kill" >&2
+    echo "db-outage: no database server to kill" >&2
     return 1
   }
-  _DB_OUTAGE_KILLED_PID=$pid
   local log=$dir/db-outage.log
   : >"$log"
   (
     restarted=""
     # Stopped with the other services (TERM): stop the restarted server cleanly.
     trap 'if [[ -n $restarted ]]; then kill -TERM "$restarted" 2>/dev/null; wait "$restarted"; fi; exit 0' TERM
-    mapfile -d '' -t command <"/proc/$pid/cmdline"
     sleep "$DB_OUTAGE_AT" &
     wait $!
     kill -KILL "$pid"
-    # The killed server is run.sh's child (a zombie until db_outage_finish reaps it): its port tells.
+    # Gone once its port is closed (test-support's Launcher started it: not this shell's child to wait for).
     while (exec 3<>"/dev/tcp/127.0.0.1/$DB_PORT") 2>/dev/null; do sleep 0.05; done
     echo "killed $(date +%s.%N) pid $pid" >>"$log"
     sleep "$DB_OUTAGE_FOR" &
     wait $!
-    "${command[@]}" >>"$DB_DIR/mariadbd.err" 2>&1 &
+    _services_rerun "$DB_COMMAND" "$DB_DIR"
     restarted=$!
     if wait_for_port "$DB_PORT" 120 "$restarted"; then
       echo "restarted $(date +%s.%N) pid $restarted" >>"$log"
@@ -92,6 +79,4 @@ db_outage_finish() {
     sleep 0.5
   done
   service_stop db-outage-sampler
-  # Reap the killed server, so that stopping the services does not wait for it.
-  wait "$_DB_OUTAGE_KILLED_PID" 2>/dev/null || true
 }

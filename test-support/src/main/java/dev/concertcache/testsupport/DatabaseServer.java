@@ -1,5 +1,7 @@
 package dev.concertcache.testsupport;
 
+import java.nio.file.Path;
+
 /**
  * A private database server the tests start and own: {@link MariaDbServer} (MariaDB 10.11, Debian's) or
  * {@link MySqlServer} (MySQL 9.7, Debian sid's). Both hold database {@value #DATABASE} and user
@@ -49,6 +51,9 @@ public interface DatabaseServer extends AutoCloseable {
 	void close();
 
 	int port();
+
+	/** The server's Unix socket, where root logs in without a password. */
+	Path socket();
 
 	/** The JDBC URL of database {@value #DATABASE}. */
 	default String jdbcUrl() {

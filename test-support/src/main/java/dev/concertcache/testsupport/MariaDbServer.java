@@ -11,7 +11,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A private {@code mariadbd} with its own data directory, on a free loopback port, with database
  * {@value #DATABASE} and user {@value #USER}/{@value #PASSWORD}, configured by the repository's
- * {@code ops/mariadb/binlog.cnf} and {@code ops/mariadb/test.cnf}, as {@code scripts/services.sh} starts it.
+ * {@code ops/mariadb/binlog.cnf} and {@code ops/mariadb/test.cnf}. The load runner's ({@code scripts/services.sh})
+ * is one too, started by the {@link Launcher}.
  */
 public final class MariaDbServer extends ServerProcess implements DatabaseServer {
 
@@ -74,17 +75,22 @@ public final class MariaDbServer extends ServerProcess implements DatabaseServer
 	}
 
 	@Override
+	public Path socket() {
+		return this.dir.resolve("mysqld.sock");
+	}
+
+	@Override
 	protected List<String> command() {
 		List<String> command = new ArrayList<>(List.of(executable("/usr/sbin/mariadbd", "/usr/sbin/mysqld"),
 				"--defaults-file=" + defaultsFile(), "--datadir=" + this.dir.resolve("data"),
-				"--socket=" + this.dir.resolve("mysqld.sock"), "--pid-file=" + this.dir.resolve("mysqld.pid"),
+				"--socket=" + socket(), "--pid-file=" + this.dir.resolve("mysqld.pid"),
 				"--port=" + this.port, "--user=" + System.getProperty("user.name")));
 		command.addAll(this.options);
 		return command;
 	}
 
 	/**
-	 * The repository's server settings, as {@code scripts/services.sh} reads them: {@code ops/mariadb/binlog.cnf}
+	 * The repository's server settings: {@code ops/mariadb/binlog.cnf}
 	 * (what change data capture needs, ADR 0033) then {@code ops/mariadb/test.cnf} (a throwaway server's). A
 	 * file of includes, because {@code !include} takes absolute paths only; nothing from {@code /etc/mysql}.
 	 */
@@ -102,7 +108,7 @@ public final class MariaDbServer extends ServerProcess implements DatabaseServer
 
 	private void sql(String statements) {
 		run(List.of(executable("/usr/bin/mariadb", "/usr/bin/mysql"), "--no-defaults", "-uroot",
-				"--socket=" + this.dir.resolve("mysqld.sock"), "-e", statements));
+				"--socket=" + socket(), "-e", statements));
 	}
 
 	private void run(List<String> command) {

@@ -104,11 +104,28 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 		return "jdbc:mariadb://127.0.0.1:" + this.port + "/" + database + "?allowPublicKeyRetrieval=true";
 	}
 
+	/**
+	 * Logs user {@value #USER} in once over TCP with TLS (the MySQL client's default), which
+	 * {@code caching_sha2_password} then remembers: until the server restarts, the user's logins over TCP need neither
+	 * TLS nor the server's RSA key, which a {@code mariadb} client on the host offers neither of.
+	 */
+	public void cacheUserPassword() {
+		MySqlRootfs.run(this.dir.resolve("mysql.log"), List.of("chroot", this.rootfs.toString(), "/usr/bin/mysql",
+				"--no-defaults", "--protocol=TCP", "-h127.0.0.1", "-P" + this.port, "-u" + USER, "-p" + PASSWORD, "-e",
+				"SELECT 1"));
+	}
+
 	@Override
 	public void sqlAsRoot(String statements) {
 		MySqlRootfs.run(this.dir.resolve("mysql.log"), List.of("chroot", this.rootfs.toString(), "/usr/bin/mysql",
-				"--no-defaults", "-uroot", "--socket=" + rootfsPath(this.dir.resolve("mysqld.sock")), "-e",
+				"--no-defaults", "-uroot", "--socket=" + rootfsPath(socket()), "-e",
 				statements));
+	}
+
+	/** The socket's path on this machine; the chrooted server sees it relative to its root file system. */
+	@Override
+	public Path socket() {
+		return this.dir.resolve("mysqld.sock");
 	}
 
 	@Override
@@ -116,7 +133,7 @@ public final class MySqlServer extends ServerProcess implements DatabaseServer {
 		String inside = rootfsPath(this.dir);
 		List<String> command = new ArrayList<>(List.of("chroot", this.rootfs.toString(), "/usr/sbin/mysqld"));
 		command.add((this.optionFile != null) ? "--defaults-file=" + inside + "/my.cnf" : "--no-defaults");
-		command.addAll(List.of("--datadir=" + inside + "/data", "--socket=" + inside + "/mysqld.sock",
+		command.addAll(List.of("--datadir=" + inside + "/data", "--socket=" + rootfsPath(socket()),
 				"--pid-file=" + inside + "/mysqld.pid", "--port=" + this.port, "--user=root",
 				// Private to this machine: loopback only, no DNS lookups, no X protocol port (33060 for every one).
 				"--bind-address=127.0.0.1", "--skip-name-resolve", "--mysqlx=OFF", "--secure-file-priv=",

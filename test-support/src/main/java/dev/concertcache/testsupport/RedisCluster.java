@@ -11,10 +11,10 @@ import java.util.stream.Collectors;
 /**
  * A private Redis Cluster for tests: {@code redis-server} processes in cluster mode with the repository's
  * {@code redis/redis.conf}, on free loopback ports (3 primaries with 1 replica each by default), created with
- * {@code redis-cli --cluster create}, as {@code scripts/services.sh}'s {@code start_redis_cluster} does for the
- * load runner. {@link #killPrimary(Node)} crashes a primary and returns once its replica has taken over;
+ * {@code redis-cli --cluster create}; {@code scripts/services.sh}'s {@code start_redis_cluster} starts this one for
+ * the load runner, through the {@link Launcher}. {@link #killPrimary(Node)} crashes a primary and returns once its replica has taken over;
  * {@link #restart(Node)} brings a node back with its cluster identity, as a replica when its slots have moved.
- * Stopped and deleted on {@link #close()} or at JVM exit.
+ * Stopped and deleted on {@link #close()} or at JVM exit, unless {@link #detach() detached}.
  */
 public final class RedisCluster implements AutoCloseable {
 
@@ -36,6 +36,8 @@ public final class RedisCluster implements AutoCloseable {
 
 	private boolean created;
 
+	private boolean detached;
+
 	/** Three primaries with one replica each. */
 	public RedisCluster() {
 		this(3, 1);
@@ -49,6 +51,12 @@ public final class RedisCluster implements AutoCloseable {
 		this.replicasPerPrimary = replicasPerPrimary;
 	}
 
+	/** Nodes started from now on outlive this JVM: see {@link ServerProcess#detach()}. */
+	public synchronized void detach() {
+		this.detached = true;
+		this.nodes.forEach(Node::detach);
+	}
+
 	/** Starts every node, creates the cluster and waits until every slot is served and replicas are in sync. */
 	public synchronized RedisCluster start() {
 		if (this.created) {
@@ -57,6 +65,9 @@ public final class RedisCluster implements AutoCloseable {
 		for (int i = 0; i < this.primaries * (1 + this.replicasPerPrimary); i++) {
 			Node node = new Node();
 			this.nodes.add(node);
+			if (this.detached) {
+				node.detach();
+			}
 			node.start();
 		}
 		List<String> create = new ArrayList<>(List.of("--cluster", "create"));

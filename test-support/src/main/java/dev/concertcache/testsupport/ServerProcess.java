@@ -11,15 +11,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 
 /**
  * A server started as a child process on a free loopback port with a throwaway directory, stopped and
- * deleted on {@link #close()} or at JVM exit.
+ * deleted on {@link #close()} or at JVM exit; or, {@link #detach() detached}, left running when the JVM exits
+ * (the {@link Launcher}'s servers, which the shell that called it stops).
  */
 public abstract class ServerProcess implements AutoCloseable {
 
 	private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+	private static final Duration POLL_INTERVAL = Duration.ofMillis(20);
 
 	protected final Path dir;
 
@@ -28,6 +32,8 @@ public abstract class ServerProcess implements AutoCloseable {
 	private Process process;
 
 	private boolean started;
+
+	private boolean detached;
 
 	protected ServerProcess(String name) {
 		this(name, Path.of(System.getProperty("java.io.tmpdir")));
@@ -46,6 +52,19 @@ public abstract class ServerProcess implements AutoCloseable {
 
 	public int port() {
 		return this.port;
+	}
+
+	/** The process id of the running server. */
+	public long pid() {
+		return this.process.pid();
+	}
+
+	/**
+	 * Starts from now on register no JVM-exit hook: the process outlives this JVM, and whoever this JVM hands its
+	 * pid and directory to stops it and deletes them.
+	 */
+	public synchronized void detach() {
+		this.detached = true;
 	}
 
 	/** Starts the process and waits until its port accepts connections. */
@@ -67,7 +86,9 @@ public abstract class ServerProcess implements AutoCloseable {
 			throw new IllegalStateException("Could not start " + command().get(0)
 					+ " (install it: apt-get install redis-server mariadb-server)", ex);
 		}
-		Runtime.getRuntime().addShutdownHook(new Thread(this::close));
+		if (!this.detached) {
+			Runtime.getRuntime().addShutdownHook(new Thread(this::close));
+		}
 		awaitPort();
 		this.started = true;
 	}
@@ -104,7 +125,8 @@ public abstract class ServerProcess implements AutoCloseable {
 				return;
 			}
 			catch (IOException notYet) {
-				Thread.onSpinWait();
+				// A refused connection returns at once: without a pause this loop would take a core from the server.
+				LockSupport.parkNanos(POLL_INTERVAL.toNanos());
 			}
 		}
 		throw new IllegalStateException(command().get(0) + " did not open port " + this.port + ": " + log());
