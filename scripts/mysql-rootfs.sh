@@ -2,7 +2,7 @@
 # Makes, once per machine, a Debian sid root file system holding Oracle's MySQL server (source package
 # mysql-9.7). Debian 12 ships only MariaDB, and sid's mysqld needs a newer C library than the host's, so
 # the server runs chrooted into this tree; the chroot shares the host's loopback, so clients reach it on
-# 127.0.0.1 like the private MariaDB. test-support's MySqlServer and scripts/services.sh start it.
+# 127.0.0.1 like the private MariaDB. test-support's MySqlServer starts it (scripts/services.sh through its Launcher).
 #
 # Usage: scripts/mysql-rootfs.sh [DIR]
 #   DIR defaults to $CONCERT_CACHE_MYSQL_ROOTFS, else ~/.cache/concert-cache/mysql-rootfs.
