@@ -4,7 +4,7 @@
 # Private redis-server and mariadbd (or MySQL) for load tests and manual runs: free loopback ports, throwaway
 # directories, nothing shared with a system instance (no /etc/mysql, no /var/lib/redis). The servers are the tests'
 # own: test-support's Launcher (a main; its classes compiled here if missing) starts them with RedisServer,
-# RedisCluster, MariaDbServer and MySqlServer, which own their command lines, settings, database and user, and
+# RedisCluster, RedisSentinel, MariaDbServer and MySqlServer, which own their command lines, settings, database and user, and
 # readiness waits, and leaves them running; this script tracks, restarts and stops them, and loads the data.
 #
 # As a library:
@@ -14,6 +14,7 @@
 #   start_mysql                           # instead of start_mariadb: MySQL 9.7, chrooted (needs root)
 #   start_redis_cluster                   # instead of start_redis: 3 primaries + 3 replicas, exports
 #                                         # REDIS_CLUSTER_PORTS, REDIS_CLUSTER_NODES (host:port,...), REDIS_PORT
+#   start_redis_sentinel                  # a primary, its replica and a Sentinel: REDIS_SENTINEL_PORT, ...
 #   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
 #   service_stop api                      # stops just that one
 #   restart_redis, redis_cluster_kill PORT, redis_cluster_restart PORT   # faults: the same port and directory
@@ -119,6 +120,18 @@ start_redis_cluster() {
     service_track redis-cluster "${!pid_var}" "${!dir_var}"
   done
   export REDIS_CLUSTER_PORTS REDIS_CLUSTER_NODES REDIS_PORT
+}
+
+# start_redis_sentinel: a Redis primary, its replica and a Sentinel watching them (test-support's RedisSentinel:
+# quorum 1, a failover a second after the primary stops answering), ready once the replica is in sync and the
+# Sentinel knows it. Exports REDIS_SENTINEL_MASTER (spring.data.redis.sentinel.master), REDIS_PRIMARY_PORT,
+# REDIS_REPLICA_PORT and REDIS_SENTINEL_PORT; tracked as redis-primary, redis-replica and redis-sentinel.
+start_redis_sentinel() {
+  _services_launch redis-sentinel || return 1
+  service_track redis-primary "$REDIS_PRIMARY_PID" "$REDIS_PRIMARY_DIR"
+  service_track redis-replica "$REDIS_REPLICA_PID" "$REDIS_REPLICA_DIR"
+  service_track redis-sentinel "$REDIS_SENTINEL_PID" "$REDIS_SENTINEL_DIR"
+  export REDIS_SENTINEL_MASTER REDIS_PRIMARY_PORT REDIS_REPLICA_PORT REDIS_SENTINEL_PORT
 }
 
 # redis_cluster_fault_primary stream|other|capture: the port of the primary that holds the invalidation stream,

@@ -28,46 +28,14 @@ step() {
 
 step "MariaDB, a Redis primary, its replica and a sentinel (loopback)"
 start_mariadb
-# redis_node NAME PORT [ARGS...]: redis-server on a copy of redis/redis.conf in a directory of its own: the sentinel
-# makes the nodes it reconfigures run CONFIG REWRITE, which rewrites the file a server was started with.
-redis_node() {
-  local name=$1 port=$2 dir
-  shift 2
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-redis-$name.XXXXXX")
-  cp "$ROOT/redis/redis.conf" "$dir/redis.conf"
-  redis-server "$dir/redis.conf" --port "$port" --dir "$dir" --daemonize no --bind 127.0.0.1 \
-    --logfile "$dir/redis.log" --replica-serve-stale-data no "$@" &
-  service_track "redis-$name" $! "$dir"
-  wait_for_port "$port" 15 $!
-}
-PRIMARY_PORT=$(free_port)
-redis_node primary "$PRIMARY_PORT"
-REPLICA_PORT=$(free_port)
-redis_node replica "$REPLICA_PORT" --replicaof 127.0.0.1 "$PRIMARY_PORT"
-SENTINEL_DIR=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-sentinel.XXXXXX")
-SENTINEL_PORT=$(free_port)
-cat >"$SENTINEL_DIR/sentinel.conf" <<CONF
-port $SENTINEL_PORT
-bind 127.0.0.1
-dir $SENTINEL_DIR
-logfile $SENTINEL_DIR/sentinel.log
-sentinel monitor concert-cache 127.0.0.1 $PRIMARY_PORT 1
-sentinel down-after-milliseconds concert-cache 1000
-sentinel failover-timeout concert-cache 10000
-CONF
-redis-server "$SENTINEL_DIR/sentinel.conf" --sentinel &
-service_track redis-sentinel $! "$SENTINEL_DIR"
-wait_for_port "$SENTINEL_PORT" 15 $!
-deadline=$((SECONDS + 30))
-until redis-cli -p "$PRIMARY_PORT" INFO replication | grep -q 'state=online' &&
-  redis-cli -p "$SENTINEL_PORT" SENTINEL replicas concert-cache 2>/dev/null | grep -q "$REPLICA_PORT"; do
-  ((SECONDS < deadline)) || { echo "sentinel-check: the replica or the sentinel did not come up" >&2; exit 1; }
-  sleep 0.2
-done
-echo "primary $PRIMARY_PORT, replica $REPLICA_PORT, sentinel $SENTINEL_PORT (master name concert-cache)"
+start_redis_sentinel
+PRIMARY_PORT=$REDIS_PRIMARY_PORT
+REPLICA_PORT=$REDIS_REPLICA_PORT
+SENTINEL_PORT=$REDIS_SENTINEL_PORT
+echo "primary $PRIMARY_PORT, replica $REPLICA_PORT, sentinel $SENTINEL_PORT (master name $REDIS_SENTINEL_MASTER)"
 
 BACKENDS=("--spring.datasource.url=$DB_JDBC_URL" --spring.datasource.username=concert --spring.datasource.password=concert
-  --spring.data.redis.sentinel.master=concert-cache "--spring.data.redis.sentinel.nodes=127.0.0.1:$SENTINEL_PORT")
+  "--spring.data.redis.sentinel.master=$REDIS_SENTINEL_MASTER" "--spring.data.redis.sentinel.nodes=127.0.0.1:$SENTINEL_PORT")
 step "loading 200 concerts"
 java -jar "$JAR" --spring.profiles.active=generate --concert-cache.generate.concerts=200 --concert-cache.generate.seed=42 \
   "${BACKENDS[@]}" >"$OUT/generate.log" 2>&1
@@ -149,7 +117,7 @@ primary_pid=$(redis-cli -p "$PRIMARY_PORT" INFO server | tr -d '\r' | awk -F: '/
 killed_at=$SECONDS
 kill -9 "$primary_pid"
 deadline=$((SECONDS + 60))
-until [[ $(redis-cli -p "$SENTINEL_PORT" SENTINEL get-master-addr-by-name concert-cache 2>/dev/null | sed -n 2p) == "$REPLICA_PORT" ]] &&
+until [[ $(redis-cli -p "$SENTINEL_PORT" SENTINEL get-master-addr-by-name "$REDIS_SENTINEL_MASTER" 2>/dev/null | sed -n 2p) == "$REPLICA_PORT" ]] &&
   redis-cli -p "$REPLICA_PORT" INFO replication | grep -q '^role:master'; do
   ((SECONDS < deadline)) || { echo "sentinel-check: no promotion within 60 s" | tee -a "$OUT/result.txt"; exit 1; }
   sleep 0.1

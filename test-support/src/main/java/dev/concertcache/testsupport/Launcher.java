@@ -16,6 +16,9 @@ import java.util.stream.Collectors;
  * <li>{@code redis-cluster [PRIMARIES REPLICAS]} (default 3 1): {@code REDIS_CLUSTER_PORTS} (space-separated, the
  * primaries first), {@code REDIS_CLUSTER_NODES} ({@code host:port,...}), {@code REDIS_PORT} (the first node), and
  * for each node's port P {@code REDIS_CLUSTER_NODE_P_PID}, {@code _DIR} and {@code _COMMAND};</li>
+ * <li>{@code redis-sentinel}: {@code REDIS_SENTINEL_MASTER} (the monitored name) and, each with {@code _PORT},
+ * {@code _DIR}, {@code _PID} and {@code _COMMAND}, {@code REDIS_PRIMARY}, {@code REDIS_REPLICA} (of that primary)
+ * and {@code REDIS_SENTINEL} (quorum 1);</li>
  * <li>{@code mariadb} or {@code mysql}: {@code DB_PORT}, {@code DB_DIR}, {@code DB_PID}, {@code DB_SOCKET},
  * {@code DB_JDBC_URL}, {@code DB_COMMAND}.</li>
  * </ul>
@@ -70,7 +73,7 @@ public final class Launcher {
 
 	private void start(List<String> arguments) {
 		if (arguments.isEmpty()) {
-			throw new IllegalArgumentException("usage: Launcher redis|redis-cluster [PRIMARIES REPLICAS]|mariadb|mysql...");
+			throw new IllegalArgumentException("usage: Launcher redis|redis-cluster [PRIMARIES REPLICAS]|redis-sentinel|mariadb|mysql...");
 		}
 		for (int i = 0; i < arguments.size(); i++) {
 			switch (arguments.get(i)) {
@@ -82,10 +85,11 @@ public final class Launcher {
 							sized ? Integer.parseInt(arguments.get(i + 2)) : 1);
 					i += sized ? 2 : 0;
 				}
+				case "redis-sentinel" -> redisSentinel();
 				case "mariadb" -> database(new MariaDbServer(MARIADB_OPTIONS));
 				case "mysql" -> database(new MySqlServer(MYSQL_OPTIONS));
 				default -> throw new IllegalArgumentException("no server " + arguments.get(i)
-						+ " (redis, redis-cluster, mariadb, mysql)");
+						+ " (redis, redis-cluster, redis-sentinel, mariadb, mysql)");
 			}
 		}
 	}
@@ -111,6 +115,17 @@ public final class Launcher {
 			print("REDIS_CLUSTER_NODE_" + node.port() + "_DIR", node.dir.toString());
 			print("REDIS_CLUSTER_NODE_" + node.port() + "_COMMAND", shellQuoted(node.command()));
 		}
+	}
+
+	private void redisSentinel() {
+		RedisSentinel sentinel = started(new RedisSentinel());
+		sentinel.detach();
+		sentinel.start();
+		print("REDIS_SENTINEL_MASTER", RedisSentinel.MASTER_NAME);
+		List<ServerProcess> processes = sentinel.processes();
+		process("REDIS_PRIMARY", processes.get(0));
+		process("REDIS_REPLICA", processes.get(1));
+		process("REDIS_SENTINEL", processes.get(2));
 	}
 
 	private <S extends ServerProcess & DatabaseServer> void database(S server) {

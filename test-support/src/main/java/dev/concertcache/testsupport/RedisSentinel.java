@@ -17,7 +17,7 @@ import java.util.function.BooleanSupplier;
  * loopback ports. Sentinel rewrites its configuration file, and has a promoted replica rewrite its own, so each
  * process runs on a copy in its temporary directory.
  * {@link #killPrimary()} crashes the primary and returns once the Sentinel has promoted the replica. Stopped and
- * deleted on {@link #close()} or at JVM exit.
+ * deleted on {@link #close()} or at JVM exit, unless {@link #detach() detached}.
  */
 public final class RedisSentinel implements AutoCloseable {
 
@@ -40,6 +40,16 @@ public final class RedisSentinel implements AutoCloseable {
 	private final Sentinel sentinel = new Sentinel(this.first);
 
 	private boolean started;
+
+	/** Starts from now on outlive this JVM: see {@link ServerProcess#detach()}. */
+	public synchronized void detach() {
+		processes().forEach(ServerProcess::detach);
+	}
+
+	/** The first primary, its replica and the Sentinel, in start order. */
+	List<ServerProcess> processes() {
+		return List.of(this.first, this.second, this.sentinel);
+	}
 
 	/** Starts both servers and the Sentinel; waits until the replica is in sync and the Sentinel knows it. */
 	public synchronized RedisSentinel start() {
