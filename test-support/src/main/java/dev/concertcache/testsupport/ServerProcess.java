@@ -5,10 +5,12 @@ import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
@@ -29,7 +31,7 @@ public abstract class ServerProcess implements AutoCloseable {
 
 	protected int port;
 
-	private Process process;
+	private ProcessHandle process;
 
 	private boolean started;
 
@@ -78,9 +80,11 @@ public abstract class ServerProcess implements AutoCloseable {
 			this.port = freePort();
 		}
 		try {
-			this.process = new ProcessBuilder(command()).redirectErrorStream(true)
-				.redirectOutput(this.dir.resolve("server.log").toFile())
-				.start();
+			this.process = this.detached ? spawnDetached()
+					: new ProcessBuilder(command()).redirectErrorStream(true)
+						.redirectOutput(this.dir.resolve("server.log").toFile())
+						.start()
+						.toHandle();
 		}
 		catch (IOException ex) {
 			throw new IllegalStateException("Could not start " + command().get(0)
@@ -114,6 +118,22 @@ public abstract class ServerProcess implements AutoCloseable {
 
 	protected abstract List<String> command();
 
+	/**
+	 * The server as the child of a shell that exits at once, its output to the same log: a child of this JVM's would
+	 * hold up the JVM's exit by 300 ms (it waits that long for a thread in native code, here the one in
+	 * {@code waitpid} for the child).
+	 */
+	private ProcessHandle spawnDetached() throws IOException {
+		List<String> shell = new ArrayList<>(List.of("sh", "-c", "\"$@\" </dev/null >\"$0\" 2>&1 & echo $!",
+				this.dir.resolve("server.log").toString()));
+		shell.addAll(command());
+		Process spawner = new ProcessBuilder(shell).redirectErrorStream(true).start();
+		String pid = new String(spawner.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
+		waitFor(spawner.toHandle());
+		return ProcessHandle.of(Long.parseLong(pid))
+			.orElseThrow(() -> new IllegalStateException(command().get(0) + " exited: " + log()));
+	}
+
 	private void awaitPort() {
 		Instant deadline = Instant.now().plus(START_TIMEOUT);
 		while (Instant.now().isBefore(deadline)) {
@@ -141,13 +161,8 @@ public abstract class ServerProcess implements AutoCloseable {
 		}
 	}
 
-	private static void waitFor(Process process) {
-		try {
-			process.waitFor();
-		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
+	private static void waitFor(ProcessHandle process) {
+		process.onExit().join();
 	}
 
 	private static boolean isFree(int port) {
