@@ -129,7 +129,7 @@ public abstract class ServerProcess implements AutoCloseable {
 		shell.addAll(command());
 		Process spawner = new ProcessBuilder(shell).redirectErrorStream(true).start();
 		String pid = new String(spawner.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-		waitFor(spawner.toHandle());
+		spawner.onExit().join();
 		return ProcessHandle.of(Long.parseLong(pid))
 			.orElseThrow(() -> new IllegalStateException(command().get(0) + " exited: " + log()));
 	}
@@ -137,7 +137,7 @@ public abstract class ServerProcess implements AutoCloseable {
 	private void awaitPort() {
 		Instant deadline = Instant.now().plus(START_TIMEOUT);
 		while (Instant.now().isBefore(deadline)) {
-			if (!this.process.isAlive()) {
+			if (!running(this.process)) {
 				throw new IllegalStateException(command().get(0) + " exited: " + log());
 			}
 			try (Socket socket = new Socket()) {
@@ -152,6 +152,20 @@ public abstract class ServerProcess implements AutoCloseable {
 		throw new IllegalStateException(command().get(0) + " did not open port " + this.port + ": " + log());
 	}
 
+	/**
+	 * Alive and not a zombie: a detached server that exited is not this JVM's child to reap, and stays a zombie until
+	 * init reaps it, which {@link ProcessHandle#isAlive()} counts as alive.
+	 */
+	static boolean running(ProcessHandle process) {
+		try {
+			String stat = Files.readString(Path.of("/proc", String.valueOf(process.pid()), "stat"));
+			return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+		}
+		catch (IOException | IndexOutOfBoundsException noProcFileSystem) {
+			return process.isAlive();
+		}
+	}
+
 	protected String log() {
 		try {
 			return Files.readString(this.dir.resolve("server.log"));
@@ -161,8 +175,14 @@ public abstract class ServerProcess implements AutoCloseable {
 		}
 	}
 
-	private static void waitFor(ProcessHandle process) {
-		process.onExit().join();
+	private void waitFor(ProcessHandle process) {
+		if (!this.detached) {
+			process.onExit().join();
+			return;
+		}
+		while (running(process)) {
+			LockSupport.parkNanos(POLL_INTERVAL.toNanos());
+		}
 	}
 
 	private static boolean isFree(int port) {
