@@ -61,6 +61,9 @@ final class CacheInstance implements AutoCloseable {
 
 	final StringRedisTemplate redis;
 
+	/** The prefix of every Redis key this instance writes. */
+	final String keyPrefix;
+
 	private final ClientResources resources;
 
 	private CacheInstance(RedisServer server, Settings properties, ClientResources resources,
@@ -77,6 +80,7 @@ final class CacheInstance implements AutoCloseable {
 			boolean start, boolean awaitListener) {
 		this.resources = resources;
 		this.factory = factory;
+		this.keyPrefix = properties.keyPrefix();
 		this.redis = new StringRedisTemplate(this.factory);
 		TieredCacheManagerBuilder builder = DefaultTieredCacheManager.builder(this.factory);
 		properties.customizer.accept(builder);

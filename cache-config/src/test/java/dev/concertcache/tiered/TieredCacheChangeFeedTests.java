@@ -542,7 +542,7 @@ class TieredCacheChangeFeedTests {
 	private static void elapse(CacheInstance instance, Duration duration) {
 		instance.watermark.advance(duration);
 		instance.clock.advance(duration);
-		for (String key : instance.redis.keys("*:v1:*")) {
+		for (String key : instance.redis.keys(instance.keyPrefix + ":v1:*")) {
 			if (instance.redis.type(key) != DataType.STRING) {
 				continue;
 			}
