@@ -33,13 +33,6 @@ public abstract class ServerProcess implements AutoCloseable {
 
 	private ProcessHandle process;
 
-	/**
-	 * The process as this JVM started it, {@code null} when detached. A kill waits on it, not on its handle's
-	 * {@code onExit()}, which was seen to complete while a killed MySQL still held its port: the restart that
-	 * followed answered on the dying server's socket, then refused connections.
-	 */
-	private Process child;
-
 	private boolean started;
 
 	private boolean detached;
@@ -87,11 +80,11 @@ public abstract class ServerProcess implements AutoCloseable {
 			this.port = freePort();
 		}
 		try {
-			this.child = this.detached ? null
+			this.process = this.detached ? spawnDetached()
 					: new ProcessBuilder(command()).redirectErrorStream(true)
-						.redirectOutput(this.dir.resolve("server.log").toFile())
-						.start();
-			this.process = (this.child != null) ? this.child.toHandle() : spawnDetached();
+						.redirectOutput(ProcessBuilder.Redirect.appendTo(this.dir.resolve("server.log").toFile()))
+						.start()
+						.toHandle();
 		}
 		catch (IOException ex) {
 			throw new IllegalStateException("Could not start " + command().get(0)
@@ -183,13 +176,8 @@ public abstract class ServerProcess implements AutoCloseable {
 	}
 
 	private void waitFor(ProcessHandle process) {
-		if (this.child != null) {
-			try {
-				this.child.waitFor();
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+		if (!this.detached) {
+			process.onExit().join();
 			return;
 		}
 		while (running(process)) {

@@ -306,6 +306,10 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 			assertThat(schedules.status()).isEqualTo(200);
 			assertThat(schedules.header("Cache-Status")).doesNotContain("fwd=stale");
 		});
+		// And the pool has a connection again: it reconnects in the background, after a backoff, and the next test
+		// starts with a write.
+		await().atMost(Duration.ofSeconds(20)).ignoreExceptions()
+			.until(() -> this.jdbc.sql("SELECT 1").query(Integer.class).single() == 1);
 	}
 
 	@Test
