@@ -22,9 +22,8 @@ import dev.concertcache.tiered.TieredCacheManager;
  * invalidations a write through this service makes (ADR 0033). One instance of the fleet reads, the holder of a
  * Redis lease ({@link CaptureLease}); the others stand by. Per connection, a {@link BinlogReader} turns events into
  * changes and a {@link Lander} lands them; a {@link Confirmer} confirms what has landed (ADR 0037). Every
- * (re)connection starts from the stored position (the checkpoint beside the invalidation stream when confirming),
- * so a dropped connection, a Redis outage, a failover or a handover to another instance replays rather than skips
- * (at least once). A position that is missing or gone from the server costs one flush of every tier.
+ * (re)connection starts from the checkpoint beside the invalidation stream, so a dropped connection, a Redis outage,
+ * a failover or a handover to another instance replays rather than skips (at least once). A position that is missing or gone from the server costs one flush of every tier.
  */
 class BinlogCapture implements SmartLifecycle {
 
@@ -48,7 +47,7 @@ class BinlogCapture implements SmartLifecycle {
 	private final ConcertCaches concertCaches;
 
 	/** Where the reader's confirmations go (ADR 0037); {@code null} for none. */
-	private final @Nullable TieredCacheManager cacheManager;
+	private final TieredCacheManager cacheManager;
 
 	private final CaptureMetrics metrics;
 
@@ -234,7 +233,7 @@ class BinlogCapture implements SmartLifecycle {
 	}
 
 	/**
-	 * Streams from the stored position until the connection ends. True if the next attempt may start at once (a
+	 * Streams from the checkpoint until the connection ends. True if the next attempt may start at once (a
 	 * lost position was recovered, the checkpoint moved, the lease went to another instance), false if it should
 	 * back off: from the initial wait if this connection was open, else longer than the last time.
 	 */
@@ -262,7 +261,7 @@ class BinlogCapture implements SmartLifecycle {
 			failure = current.read();
 		}
 		finally {
-			// What did not land is replayed from the stored position, by this instance or the next leader.
+			// What did not land is replayed from the checkpoint, by this instance or the next leader.
 			this.connection = null;
 		}
 		if (current.opened()) {
@@ -289,7 +288,7 @@ class BinlogCapture implements SmartLifecycle {
 		}
 		this.metrics.reconnect();
 		fail("the binlog stream from " + this.server.address() + " ended: "
-				+ ((failure != null) ? failure.toString() : "disconnected") + "; resuming from the stored position",
+				+ ((failure != null) ? failure.toString() : "disconnected") + "; resuming from the checkpoint",
 				null);
 		return false;
 	}
@@ -345,7 +344,7 @@ class BinlogCapture implements SmartLifecycle {
 		/** Another instance holds the lease and reads. */
 		STANDBY,
 
-		/** Not reading because of a failure; retrying from the stored position. */
+		/** Not reading because of a failure; retrying from the checkpoint. */
 		RETRYING,
 
 		/** Not reading at all: the start-up check failed in optional mode. */

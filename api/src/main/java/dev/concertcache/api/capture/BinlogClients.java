@@ -30,7 +30,7 @@ final class BinlogClients {
 				this.server.password());
 		client.setServerId(serverId);
 		client.setSSLMode(this.server.sslMode());
-		// The capture's own loop reconnects, always from the stored position, never from the client's in-memory one.
+		// The capture's own loop reconnects, always from the checkpoint, never from the client's in-memory one.
 		client.setKeepAlive(false);
 		client.setConnectTimeout(this.properties.getConnectTimeout().toMillis());
 		// The server sends a heartbeat when idle, so that a silently dead connection is noticed.

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One replication connection, read from a position until it ends: its client, the {@link BinlogReader} of its
  * events and the {@link Lander} of its commits. What did not land when it ends is replayed by the next one, from
- * the stored position.
+ * the checkpoint.
  */
 final class BinlogConnection implements Lander.Connection {
 

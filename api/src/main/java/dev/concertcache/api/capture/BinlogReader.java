@@ -20,7 +20,7 @@ import dev.concertcache.api.capture.CapturedTables.Table;
 /**
  * One binlog connection's listener: collects the row changes of each transaction of the captured tables and, at
  * its commit, hands them with the position after it to the lander. It never throws (the client would log, swallow
- * and move on): a failure ends the connection, and the capture resumes from the stored position.
+ * and move on): a failure ends the connection, and the capture resumes from the checkpoint.
  */
 final class BinlogReader extends BinaryLogClient.AbstractLifecycleListener implements BinaryLogClient.EventListener {
 

@@ -70,7 +70,7 @@ class BinlogServer {
 		};
 	}
 
-	/** {@code host:port}, the identity a stored position carries. */
+	/** {@code host:port}, the identity a checkpoint carries. */
 	String address() {
 		return this.host + ":" + this.port;
 	}

@@ -50,7 +50,7 @@ final class LandingThread {
 				});
 			}
 			catch (RejectedExecutionException ex) {
-				// Stopping: the next reader replays from the stored position.
+				// Stopping: the next reader replays from the checkpoint.
 				this.queued.set(false);
 			}
 		}
