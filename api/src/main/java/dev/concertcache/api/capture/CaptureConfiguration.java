@@ -27,7 +27,8 @@ import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 
 /**
  * Change data capture, unless {@code concert-cache.capture.mode} is {@code off}: connection settings default to
- * those of {@code spring.datasource.*}, the lease and position live under the cache's Redis key prefix.
+ * those of {@code spring.datasource.*}; the lease lives under the cache's Redis key prefix, and the checkpoint
+ * beside the cache's invalidation stream.
  */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnExpression("'${concert-cache.capture.mode:off}'.toLowerCase() != 'off'")

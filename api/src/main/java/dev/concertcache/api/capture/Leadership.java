@@ -13,8 +13,8 @@ import org.jspecify.annotations.Nullable;
  * held. Only another holder ends the hold: when Redis cannot be reached (the lease's node down until its replica
  * is promoted, a partition), the holder reads on past the TTL. Stopping would stop this instance's own L1
  * evictions and every invalidation that could still land, and resume only after a backoff and a replay; a second
- * reader, if another instance takes the lease meanwhile, only repeats idempotent invalidations, and the position
- * is stored by the holder alone.
+ * reader, if another instance takes the lease meanwhile, only repeats idempotent invalidations, and cannot move the
+ * checkpoint past or behind the new holder's (compare-and-set).
  */
 final class Leadership {
 
