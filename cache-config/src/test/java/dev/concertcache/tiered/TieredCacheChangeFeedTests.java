@@ -384,11 +384,9 @@ class TieredCacheChangeFeedTests {
 		elapse(instance, MAX_LAG.plusMillis(1));
 		// The reader's eviction of a committed write has landed in Redis; its announcement is not heard here yet.
 		instance.redis.opsForValue().set(cache.redisKey(1L), JsonValueCodec.newTombstone());
-		CountingLoader database = new CountingLoader();
-		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
-				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
 
-		assertThatExceptionOfType(CannotGetJdbcConnectionException.class).isThrownBy(() -> cache.lookup(1L, unreachable));
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
+			.isThrownBy(() -> cache.lookup(1L, unreachableDatabase()));
 		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isZero();
 	}
 
@@ -534,7 +532,6 @@ class TieredCacheChangeFeedTests {
 				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
 	}
 
-	/** Stale-if-error on, as the service's caches have it. */
 	/**
 	 * Time passes for the gate: on the watermark clock (the feed's silence, L1's trust), on the clock of Redis
 	 * freshness, and for every value Redis holds, whose database read time (on the Redis server's clock) moves back.
@@ -557,6 +554,7 @@ class TieredCacheChangeFeedTests {
 		}
 	}
 
+	/** Stale-if-error on, as the service's caches have it. */
 	private static CacheInstance.Settings servingStale() {
 		return CacheInstance.properties((settings) -> settings
 			.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ofMinutes(1))));
