@@ -20,6 +20,7 @@ FLOOR_ROUNDS_WARM_RATIO=1.25
 FLOOR_DURATION=${FLOOR_DURATION:-30s}
 FLOOR_WARMUP=${FLOOR_WARMUP:-30s}
 FLOOR_WARMUP_RATE=${FLOOR_WARMUP_RATE:-300}
+DB_OUTAGE_WARMUP=${DB_OUTAGE_WARMUP:-30s}
 # --capture-compare: capture off and on in turn, each on a fresh API; every "on" run sits between two "off"
 # runs, so its ratio is to their mean and the machine's drift over the rounds shows (as --ceiling does).
 CAPTURE_ROUNDS=(capture-off-1 capture-on-1 capture-off-2 capture-on-2 capture-off-3)
@@ -386,6 +387,11 @@ measure() {
   local profile=$1 dir=$2
   mkdir -p "$dir"
   measure_api "$profile" "$dir/api.log"
+  if [[ -n $DB_OUTAGE ]] && ! $SMOKE && [[ $DB_OUTAGE_WARMUP != 0* ]]; then
+    # An outage strikes a service that has been serving: its caches hold what the load has read so far.
+    echo "serving before the outage run: $DB_OUTAGE_WARMUP (not reported)"
+    DB_OUTAGE="" DURATION=$DB_OUTAGE_WARMUP replay "$SCENARIO" "$profile-warmup" "$dir-warmup"
+  fi
   replay "$SCENARIO" "$profile" "$dir"
 }
 

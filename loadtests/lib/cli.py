@@ -84,6 +84,8 @@ ENVIRONMENT = [
     ("FLEET_FAULT_RESTART_SECONDS", "10", "with --fault primary-kill, how long after the promotion the killed node "
      "starts again", ("fleet",)),
     ("P99_MS", "100", "the p99 limit in ms of a run with the database killed", ("db-outage",)),
+    ("DB_OUTAGE_WARMUP", "30s", "the scenario at the run's rate on the fresh API before the outage run, not reported "
+     "(none with --smoke; 0s for none): the outage strikes a service that has been serving", ("db-outage",)),
     ("K6", None, "a k6 binary to use (else k6 on the PATH, or one built into loadtests/.bin)", None),
     ("K6_PROMETHEUS_RW_SERVER_URL", None, "also push k6's metrics to this Prometheus remote-write URL, for the "
      "Grafana dashboards in ops/", None),

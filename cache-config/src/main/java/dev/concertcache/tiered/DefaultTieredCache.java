@@ -255,8 +255,12 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		// Before the read: an invalidation heard after this instant may postdate the value read.
 		long readAt = this.watermark.now();
 		boolean behindTheFeed = !this.feed.coversRedis();
-		RedisRead<V> read = behindTheFeed ? behindTheFeed(key)
-				: (refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1);
+		if (behindTheFeed) {
+			this.metrics.feedBehind.increment();
+		}
+		RedisRead<V> read = !behindTheFeed
+				? ((refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1))
+				: this.loaderGuard.refusesUnreachable() ? RedisRead.unavailable() : behindTheFeed(key);
 		if (read instanceof RedisRead.Hit<V> hit) {
 			return fresh(hit.value(), Source.L2, readAt, databaseReadAt(hit, readAt), hit.digest());
 		}
@@ -330,7 +334,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * fleet shares, so that the database sees about one load per key for the fleet, not one per instance.
 	 */
 	private RedisRead<V> behindTheFeed(String key) {
-		this.metrics.feedBehind.increment();
 		return this.redis.readBehindTheFeed(key, this.feed.maxLag());
 	}
 

@@ -44,6 +44,8 @@ final class LoaderGuard {
 			// exception) is the loader answering, so it counts as a success.
 			.ignoreExceptions(BulkheadFullException.class)
 			.recordException(LoaderFailures::isUnavailable)
+			// An open breaker rejects thousands of loads a second, each for the same reason: no stack to fill in.
+			.writableStackTraceEnabled(false)
 			.build()) : null;
 	}
 
@@ -96,6 +98,16 @@ final class LoaderGuard {
 			this.lastUnreachable = null;
 			throw ex;
 		}
+	}
+
+	/**
+	 * Whether a load would be rejected at once for a loader that cannot be reached: the breaker is open and the last
+	 * load to end could not reach it. A read behind the feed then takes no load lock that the fleet would wait on.
+	 * The rejected load still asks the breaker, which lets a trial load through once its wait has passed.
+	 */
+	boolean refusesUnreachable() {
+		CircuitBreaker breaker = this.breaker;
+		return this.lastUnreachable != null && breaker != null && breaker.getState() == CircuitBreaker.State.OPEN;
 	}
 
 	/** How long the breaker stays open: how often a reader tries a loader that could not be reached again. */

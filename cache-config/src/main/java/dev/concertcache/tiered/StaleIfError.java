@@ -1,6 +1,7 @@
 package dev.concertcache.tiered;
 
 import java.time.Clock;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
@@ -50,13 +51,13 @@ final class StaleIfError<V> {
 			return null;
 		}
 		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
-			Stored<V> stored = this.decoder.apply(load.seen());
+			RedisCopy<V> stored = redisCopy(load.seen(), staleInL1);
 			if (stored != null && stored.value().isPresent() && stored.freshUntil() != JsonValueCodec.ALWAYS_FRESH) {
 				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.clock.millis();
 				if (left > 0) {
 					// Fresh until now: the next read tries the loader again.
 					return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-							Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, null);
+							Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, stored.digest());
 				}
 			}
 		}
@@ -85,14 +86,31 @@ final class StaleIfError<V> {
 					inL1.databaseReadAt, inL1.digest);
 		}
 		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
-			Stored<V> stored = this.decoder.apply(load.seen());
+			RedisCopy<V> stored = redisCopy(load.seen(), inL1);
 			long left = (stored != null) ? stored.freshUntil() - this.clock.millis() : 0;
 			if (stored != null && stored.value().isPresent() && left > 0) {
 				return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-						Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, null);
+						Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, stored.digest());
 			}
 		}
 		return null;
+	}
+
+	/**
+	 * The value Redis holds as {@code raw}: the L1 entry's own instance if it was read from or stored as the same bytes
+	 * (what the application made of it stays valid, and nothing is decoded), else decoded.
+	 */
+	private @Nullable RedisCopy<V> redisCopy(String raw, @Nullable L1Entry<V> inL1) {
+		StoredDigest digest = StoredDigest.of(raw);
+		long freshUntil = JsonValueCodec.freshUntilPrefix(raw);
+		if (inL1 != null && digest.equals(inL1.digest) && freshUntil >= 0) {
+			return new RedisCopy<>(inL1.value, freshUntil, digest);
+		}
+		Stored<V> stored = this.decoder.apply(raw);
+		return (stored != null) ? new RedisCopy<>(stored.value(), stored.freshUntil(), digest) : null;
+	}
+
+	private record RedisCopy<V>(Optional<V> value, long freshUntil, StoredDigest digest) {
 	}
 
 	private static boolean isTombstoned(RedisRead<?> read) {

@@ -164,8 +164,8 @@ final class TieredCacheMetrics {
 				.tag("cache", cache)
 				.register(TieredCacheMetrics.this.registry);
 			this.feedBehind = Counter.builder("tiered.cache.feed.behind.reads")
-				.description("Reads sent to the loader past L1 and Redis because the change feed had not confirmed "
-						+ "recently enough that both tiers hold every committed change")
+				.description("Reads past L1 because the change feed had not confirmed recently enough that both "
+						+ "tiers hold every committed change: Redis answers them only with values read within max-lag")
 				.tag("cache", cache)
 				.register(TieredCacheMetrics.this.registry);
 			this.refreshHit = refreshes("hit");

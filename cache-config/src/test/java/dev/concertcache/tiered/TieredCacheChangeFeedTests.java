@@ -444,6 +444,33 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void whileTheBreakerIsOpenForAnUnreachableDatabaseAReadBehindTheFeedTakesNoLoadLockTheFleetWouldWaitOn() {
+		CommandLog commands = new CommandLog();
+		CacheInstance instance = CacheInstance.start(RedisServer.shared(),
+				following(CacheInstance.properties((settings) -> settings.cacheDefaults(settings.cacheDefaults()
+					.withStaleIfError(Duration.ofMinutes(1))
+					.withLoaderCircuitBreaker(CircuitBreakerConfig.custom().minimumNumberOfCalls(2).slidingWindowSize(2).build())))),
+				commands);
+		this.closeables.add(instance);
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		elapse(instance, MAX_LAG.plusMillis(1));
+		Supplier<Optional<Item>> unreachable = unreachableDatabase();
+		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
+		for (long key = 10; key < 20 && breaker.getState() != CircuitBreaker.State.OPEN; key++) {
+			long id = key;
+			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> cache.lookup(id, unreachable));
+		}
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		commands.clear();
+
+		assertThat(cache.lookup(1L, unreachable)).isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
+		assertThat(commands.naming(cache.redisKey(1L))).as("the value Redis holds, read without the get-or-lock step")
+			.containsExactly("GET");
+	}
+
+	@Test
 	void whileTheDatabaseCannotBeReachedACacheThatServesNothingStaleServesWhatIsWithinItsTimeToLive() {
 		CacheInstance.Settings properties = following(CacheInstance.properties((settings) -> settings
 			.cacheDefaults(settings.cacheDefaults().withStaleIfError(Duration.ZERO))));

@@ -85,6 +85,20 @@ class TieredCacheStaleIfErrorTests {
 	}
 
 	@Test
+	void aValueServedStaleFromTheBytesL1ReadItFromIsL1sOwnInstanceNotADecodedCopy() {
+		CacheInstance instance = instance(settings());
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		Item held = new Item(1, "old");
+		cache.get(1L, () -> Optional.of(held));
+		instance.ticker.advance(Duration.ofSeconds(11));
+		instance.clock.advance(Duration.ofMinutes(2));
+
+		Lookup<Item> lookup = cache.lookup(1L, failing());
+		assertThat(lookup).isEqualTo(Lookup.stale(Optional.of(held), Source.L2));
+		assertThat(lookup.value()).get().as("what the application made of it stays valid").isSameAs(held);
+	}
+
+	@Test
 	void valueRedisKeepsPastItsFreshnessIsServedStaleOnAnInstanceThatNeverHadIt() {
 		CacheInstance.Settings properties = settings();
 		CacheInstance a = instance(properties);
