@@ -295,7 +295,8 @@ def build():
 
     outage = command(
         "db-outage", "the database killed under load",
-        "The scenario against one API while mariadbd is killed (SIGKILL) and started again (ADR 0030); the API is "
+        "The scenario against one API while mariadbd is killed (SIGKILL) and started again (ADR 0030), after "
+        "DB_OUTAGE_WARMUP of the same load on the fresh API (not reported); the API is "
         "sampled once a second and lib/db_outage_report.py prints the outage's table (db-outage.txt) and judges the "
         "outage path (no 5xx but 503, stale values served, loads again once the database is back). SLOs become: "
         "under 1% failed, p99 under P99_MS; with --smoke, whose reads are mostly first touches, the verdict alone.",
