@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 import org.springframework.dao.DataAccessException;
 
-import dev.concertcache.tiered.LoaderFailures;
+import dev.concertcache.tiered.loader.LoaderFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -19,6 +19,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
+import dev.concertcache.tiered.loader.LoaderGuard;
+
 /**
  * Builds each cache of a {@link DefaultTieredCacheManager} from its configuration and the parts every cache shares:
  * its tiers, its generation, its loader guard (shared with its warm-up twin), under the after-commit and warm-up
@@ -162,7 +164,8 @@ final class CacheFactory {
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
 	LoaderGuard loaderGuard(String name) {
 		return this.loaderGuards.computeIfAbsent(name,
-				(key) -> new LoaderGuard(this.bulkheads, this.breakers, DefaultTieredCacheManager.LOADER_GUARD_NAME + "-" + key, spec(key)));
+				(key) -> new LoaderGuard(this.bulkheads, this.breakers, DefaultTieredCacheManager.LOADER_GUARD_NAME + "-" + key,
+						spec(key).loaderBulkhead(), spec(key).loaderCircuitBreaker()));
 	}
 
 	/** The configuration of cache {@code name}: its own, else the defaults. */

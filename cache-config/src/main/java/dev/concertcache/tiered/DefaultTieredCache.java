@@ -12,6 +12,10 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.loader.LoadRejectedException;
+import dev.concertcache.tiered.loader.LoaderFailures;
+import dev.concertcache.tiered.loader.LoaderGuard;
+
 /**
  * One cache of the {@link DefaultTieredCacheManager}: its {@link LocalTier} (Caffeine in mode TIERED, only the
  * single flight in mode REDIS), then Redis through the {@link RedisLoadProtocol}, then the loader. Evictions

@@ -29,6 +29,8 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
+import dev.concertcache.tiered.loader.LoaderGuard;
+
 /**
  * The {@link TieredCacheManager} of modes {@link TieredCacheMode#TIERED TIERED} (Caffeine, then Redis) and
  * {@link TieredCacheMode#REDIS REDIS} (Redis only). Build one with {@link #builder}; the auto-configuration does.

@@ -3,6 +3,8 @@ package dev.concertcache.tiered;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import dev.concertcache.tiered.loader.LoaderGuard;
+
 /**
  * Reads straight from the loader, through the cache's loader guard, neither tier consulted nor filled: the route of
  * a causal read whose position this instance has not heard in time (ADR 0038). Evictions and invalidations go to

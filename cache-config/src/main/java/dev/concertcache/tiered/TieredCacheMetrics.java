@@ -13,6 +13,8 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
+import dev.concertcache.tiered.loader.LoadRejectedException;
+
 /**
  * The meters of the cache, named as the repository's contract says (ADR 0015). In Prometheus form:
  * <ul>

@@ -6,10 +6,12 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
  * The core is apart from its Boot wiring, as Spring Data Redis is apart from Boot: it never imports the
- * autoconfigure package (which maps properties onto the core's settings).
+ * autoconfigure package (which maps properties onto the core's settings). The packages below the core import one
+ * another one way only, and the loader guard knows nothing of the tiers that call it.
  */
 class CoreArchitectureTests {
 
@@ -19,7 +21,7 @@ class CoreArchitectureTests {
 	@Test
 	void theCoreDoesNotDependOnItsAutoConfiguration() {
 		noClasses().that()
-			.resideInAPackage("dev.concertcache.tiered")
+			.resideInAnyPackage("dev.concertcache.tiered", "dev.concertcache.tiered.loader..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("dev.concertcache.tiered.autoconfigure..")
@@ -34,6 +36,21 @@ class CoreArchitectureTests {
 			.dependOnClassesThat()
 			.resideInAnyPackage("org.springframework.boot.context.properties..", "org.springframework.boot.autoconfigure..")
 			.check(this.classes);
+	}
+
+	@Test
+	void theLoaderGuardKnowsNothingOfTheTiersThatCallIt() {
+		noClasses().that()
+			.resideInAPackage("dev.concertcache.tiered.loader..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.concertcache.tiered")
+			.check(this.classes);
+	}
+
+	@Test
+	void thePackagesBelowTheCoreImportOneAnotherOneWayOnly() {
+		slices().matching("dev.concertcache.tiered.(*)..").should().beFreeOfCycles().check(this.classes);
 	}
 
 }

@@ -22,9 +22,11 @@ import org.junit.jupiter.api.Test;
 import org.springframework.dao.DataAccessResourceFailureException;
 
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.LoadRejectedException.Reason;
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.loader.LoadRejectedException;
+import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
+import dev.concertcache.tiered.loader.LoaderFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -27,8 +27,8 @@ import org.springframework.web.method.annotation.HandlerMethodValidationExceptio
 import org.springframework.web.servlet.mvc.method.annotation.ResponseEntityExceptionHandler;
 
 import dev.concertcache.tiered.InvalidationFailedException;
-import dev.concertcache.tiered.LoadRejectedException;
-import dev.concertcache.tiered.LoaderFailures;
+import dev.concertcache.tiered.loader.LoadRejectedException;
+import dev.concertcache.tiered.loader.LoaderFailures;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DatabindException;
 import tools.jackson.databind.exc.MismatchedInputException;

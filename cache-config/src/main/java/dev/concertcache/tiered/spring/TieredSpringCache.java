@@ -10,7 +10,7 @@ import org.springframework.cache.interceptor.SimpleKey;
 import org.springframework.core.convert.ConversionService;
 import org.springframework.core.convert.support.DefaultConversionService;
 
-import dev.concertcache.tiered.LoadRejectedException;
+import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.TieredCache;
 import dev.concertcache.tiered.TieredCache.Lookup;
 

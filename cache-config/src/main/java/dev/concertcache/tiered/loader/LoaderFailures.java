@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.loader;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;

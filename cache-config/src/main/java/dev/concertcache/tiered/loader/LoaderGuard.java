@@ -1,9 +1,10 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.loader;
 
 import java.time.Duration;
 import java.util.function.Supplier;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
+import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.bulkhead.BulkheadFullException;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
@@ -12,17 +13,17 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.LoadRejectedException.Reason;
+import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
 
 /**
  * Every loader call of one cache goes through here (ADR 0030): first the circuit breaker, which rejects at once
  * while the loader is known to be unavailable, then the bulkhead, which bounds the calls in progress so that a
  * slow or dead loader holds at most {@code max-concurrent-calls} request threads. Hits never get here.
  */
-final class LoaderGuard {
+public final class LoaderGuard {
 
 	/** Retry-After hint for a full bulkhead: the loads in progress end within their own timeouts. */
-	static final Duration BULKHEAD_RETRY_AFTER = Duration.ofSeconds(1);
+	public static final Duration BULKHEAD_RETRY_AFTER = Duration.ofSeconds(1);
 
 	private final Bulkhead bulkhead;
 
@@ -33,10 +34,13 @@ final class LoaderGuard {
 	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
 	private volatile @Nullable RuntimeException lastUnreachable;
 
-	LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name,
-			TieredCacheConfiguration configuration) {
-		this.bulkhead = bulkheads.bulkhead(name, configuration.loaderBulkhead());
-		CircuitBreakerConfig breaker = configuration.loaderCircuitBreaker();
+	/**
+	 * @param bulkhead the bulkhead's settings
+	 * @param breaker the circuit breaker's settings, {@code null} for none
+	 */
+	public LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name, BulkheadConfig bulkhead,
+			@Nullable CircuitBreakerConfig breaker) {
+		this.bulkhead = bulkheads.bulkhead(name, bulkhead);
 		this.openWait = (breaker != null) ? Duration.ofMillis(breaker.getWaitIntervalFunctionInOpenState().apply(1))
 				: Duration.ZERO;
 		this.breaker = (breaker != null) ? breakers.circuitBreaker(name, CircuitBreakerConfig.from(breaker)
@@ -56,7 +60,7 @@ final class LoaderGuard {
 	 * breaker opened for it, or the bulkhead's slots are held by loads waiting for connections the database does not
 	 * take. A breaker opened by timeouts rejects as a database that answers.
 	 */
-	<T> T call(Supplier<T> loader) {
+	public <T> T call(Supplier<T> loader) {
 		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, () -> observed(loader));
 		if (this.breaker != null) {
 			guarded = CircuitBreaker.decorateSupplier(this.breaker, guarded);
@@ -79,7 +83,7 @@ final class LoaderGuard {
 	}
 
 	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
-	@Nullable RuntimeException lastUnreachable() {
+	public @Nullable RuntimeException lastUnreachable() {
 		return this.lastUnreachable;
 	}
 
@@ -105,22 +109,22 @@ final class LoaderGuard {
 	 * load to end could not reach it. A read behind the feed then takes no load lock that the fleet would wait on.
 	 * The rejected load still asks the breaker, which lets a trial load through once its wait has passed.
 	 */
-	boolean refusesUnreachable() {
+	public boolean refusesUnreachable() {
 		CircuitBreaker breaker = this.breaker;
 		return this.lastUnreachable != null && breaker != null && breaker.getState() == CircuitBreaker.State.OPEN;
 	}
 
 	/** How long the breaker stays open: how often a reader tries a loader that could not be reached again. */
-	Duration openWait() {
+	public Duration openWait() {
 		return this.openWait;
 	}
 
-	Bulkhead bulkhead() {
+	public Bulkhead bulkhead() {
 		return this.bulkhead;
 	}
 
 	/** The breaker, or {@code null} if it is disabled. */
-	@Nullable CircuitBreaker breaker() {
+	public @Nullable CircuitBreaker breaker() {
 		return this.breaker;
 	}
 
