@@ -12,6 +12,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.format.CacheKeyEncoder;
+import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoaderFailures;
 import dev.concertcache.tiered.loader.LoaderGuard;

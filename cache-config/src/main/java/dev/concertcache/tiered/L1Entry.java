@@ -10,6 +10,7 @@ import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.format.StoredDigest;
 
 /**
  * An L1 entry: the value with the ticker times until which it is fresh and until which it may be served stale,

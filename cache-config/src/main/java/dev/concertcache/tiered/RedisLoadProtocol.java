@@ -13,9 +13,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.JsonValueCodec.OtherShapeException;
-import dev.concertcache.tiered.JsonValueCodec.Stored;
-import dev.concertcache.tiered.JsonValueCodec.UnreadableValueException;
+import dev.concertcache.tiered.format.JsonValueCodec.OtherShapeException;
+import dev.concertcache.tiered.format.JsonValueCodec.Stored;
+import dev.concertcache.tiered.format.JsonValueCodec.UnreadableValueException;
+import dev.concertcache.tiered.format.JsonValueCodec;
+import dev.concertcache.tiered.format.StoredDigest;
 
 /**
  * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's

@@ -4,6 +4,8 @@ import java.util.Optional;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.format.StoredDigest;
+
 /**
  * What a read of one key found in Redis (ADR 0011): a fresh value, a miss to load (and maybe store), or no Redis
  * to use at all.
@@ -39,7 +41,7 @@ sealed interface RedisRead<V> {
 	 * value)
 	 * @param token the load lock's token if this reader holds it, {@code null} if it loads without it
 	 * @param readAt the Redis server's time (epoch ms) before the load, which the stored value carries as when it
-	 * was read from the database; {@link JsonValueCodec#UNKNOWN_READ} if unknown
+	 * was read from the database; {@link dev.concertcache.tiered.format.JsonValueCodec#UNKNOWN_READ} if unknown
 	 */
 	record Load<V>(String valueKey, String lockKey, String seen, @Nullable String token, long readAt)
 			implements RedisRead<V> {

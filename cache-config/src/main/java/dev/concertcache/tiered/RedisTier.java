@@ -16,6 +16,8 @@ import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import dev.concertcache.tiered.format.JsonValueCodec;
+
 /**
  * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted
  * throws {@link RedisUnavailableException} and the caller carries on without Redis (ADR 0014).

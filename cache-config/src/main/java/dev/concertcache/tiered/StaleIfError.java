@@ -8,8 +8,10 @@ import java.util.function.Function;
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.JsonValueCodec.Stored;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.format.JsonValueCodec.Stored;
+import dev.concertcache.tiered.format.JsonValueCodec;
+import dev.concertcache.tiered.format.StoredDigest;
 
 /**
  * What a cache serves when its loader is unavailable (ADR 0031): the value Redis still keeps past its freshness

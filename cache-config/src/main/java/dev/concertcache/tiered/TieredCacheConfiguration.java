@@ -21,7 +21,7 @@ import org.jspecify.annotations.Nullable;
  * @param staleIfError time an expired value may still be served, marked stale, while the loader fails (zero: off)
  * @param loaderBulkhead the bulkhead of this cache's loader calls (ADR 0030)
  * @param loaderCircuitBreaker the circuit breaker of this cache's loader calls, {@code null} for none; which
- * failures count stays the cache's decision ({@link LoaderFailures})
+ * failures count stays the cache's decision ({@link dev.concertcache.tiered.loader.LoaderFailures})
  * @author concert-cache
  */
 public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration absentTtl, long l1MaximumSize,
@@ -200,7 +200,7 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	/**
 	 * What L1 keeps a value for beyond its freshness, in nanoseconds: the stale window, or where the cache serves
 	 * nothing stale one more L1 time to live, so that a refresh that finds the same bytes in Redis keeps the
-	 * instance ({@link StoredDigest}). Absent results: nothing.
+	 * instance ({@link dev.concertcache.tiered.format.StoredDigest}). Absent results: nothing.
 	 */
 	long l1StaleNanos(boolean absent) {
 		return absent ? 0 : (servesStale() ? this.staleIfError : this.l1Ttl).toNanos();

@@ -11,7 +11,7 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 /**
  * The core is apart from its Boot wiring, as Spring Data Redis is apart from Boot: it never imports the
  * autoconfigure package (which maps properties onto the core's settings). The packages below the core import one
- * another one way only, and the loader guard knows nothing of the tiers that call it.
+ * another one way only, and the loader guard and the stored format know nothing of the tiers that use them.
  */
 class CoreArchitectureTests {
 
@@ -21,7 +21,8 @@ class CoreArchitectureTests {
 	@Test
 	void theCoreDoesNotDependOnItsAutoConfiguration() {
 		noClasses().that()
-			.resideInAnyPackage("dev.concertcache.tiered", "dev.concertcache.tiered.loader..")
+			.resideInAnyPackage("dev.concertcache.tiered", "dev.concertcache.tiered.loader..",
+					"dev.concertcache.tiered.format..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("dev.concertcache.tiered.autoconfigure..")
@@ -39,9 +40,9 @@ class CoreArchitectureTests {
 	}
 
 	@Test
-	void theLoaderGuardKnowsNothingOfTheTiersThatCallIt() {
+	void theLoaderGuardAndTheStoredFormatKnowNothingOfTheTiersThatUseThem() {
 		noClasses().that()
-			.resideInAPackage("dev.concertcache.tiered.loader..")
+			.resideInAnyPackage("dev.concertcache.tiered.loader..", "dev.concertcache.tiered.format..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("dev.concertcache.tiered")

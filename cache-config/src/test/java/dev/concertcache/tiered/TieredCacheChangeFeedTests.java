@@ -28,6 +28,7 @@ import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -12,6 +12,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.format.CacheKeyEncoder;
+import dev.concertcache.tiered.format.JsonValueCodec;
+import dev.concertcache.tiered.format.ValueShape;
 import tools.jackson.databind.json.JsonMapper;
 
 import static org.assertj.core.api.Assertions.assertThat;

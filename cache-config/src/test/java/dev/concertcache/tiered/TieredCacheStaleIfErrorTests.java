@@ -20,6 +20,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.format.JsonValueCodec;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

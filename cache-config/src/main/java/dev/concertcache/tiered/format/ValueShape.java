@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.format;
 
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -28,13 +28,13 @@ import tools.jackson.databind.jsonFormatVisitors.JsonStringFormatVisitor;
  * their fingerprints are equal: a renamed, added, removed or retyped property gives another fingerprint, so a
  * value is never decoded into an object with a property silently {@code null}. Computed once per cache.
  */
-final class ValueShape {
+public final class ValueShape {
 
 	private ValueShape() {
 	}
 
 	/** Eight hex digits of the SHA-256 of {@link #describe}. */
-	static String fingerprint(JsonMapper mapper, Class<?> type) {
+	public static String fingerprint(JsonMapper mapper, Class<?> type) {
 		try {
 			byte[] digest = MessageDigest.getInstance("SHA-256")
 				.digest(describe(mapper, type).getBytes(StandardCharsets.UTF_8));
@@ -46,7 +46,7 @@ final class ValueShape {
 	}
 
 	/** A canonical text of the JSON shape, e.g. {@code {id:integer,name:string,tags:[string]}}. */
-	static String describe(JsonMapper mapper, Class<?> type) {
+	public static String describe(JsonMapper mapper, Class<?> type) {
 		return describe(mapper, mapper.constructType(type), new HashSet<>());
 	}
 

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.format;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -12,9 +12,9 @@ import java.security.NoSuchAlgorithmException;
  * JSON and entity tag). Same digest means same bytes, so reusing the instance serves exactly what a decode would;
  * 32 bytes per entry instead of the envelope itself.
  */
-record StoredDigest(long high, long low) {
+public record StoredDigest(long high, long low) {
 
-	static StoredDigest of(String raw) {
+	public static StoredDigest of(String raw) {
 		MessageDigest sha256;
 		try {
 			sha256 = MessageDigest.getInstance("SHA-256");

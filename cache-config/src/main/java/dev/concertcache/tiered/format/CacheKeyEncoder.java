@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.format;
 
 import java.lang.reflect.RecordComponent;
 import java.util.List;
@@ -16,7 +16,7 @@ import java.util.UUID;
  *
  * @param <K> the key type
  */
-final class CacheKeyEncoder<K> {
+public final class CacheKeyEncoder<K> {
 
 	private static final Set<Class<?>> SCALARS = Set.of(String.class, Long.class, Integer.class, Short.class,
 			Byte.class, Boolean.class, Character.class, Double.class, Float.class, UUID.class, long.class, int.class,
@@ -35,7 +35,7 @@ final class CacheKeyEncoder<K> {
 	 * Returns the encoder of {@code type}.
 	 * @throws IllegalArgumentException if keys of {@code type} have no stable text form
 	 */
-	static <K> CacheKeyEncoder<K> of(String cacheName, Class<K> type) {
+	public static <K> CacheKeyEncoder<K> of(String cacheName, Class<K> type) {
 		if (SCALARS.contains(type)) {
 			return new CacheKeyEncoder<>(type, null);
 		}
@@ -53,7 +53,7 @@ final class CacheKeyEncoder<K> {
 		throw unsupported(cacheName, type, "it is neither a String, a boxed primitive, a UUID nor a record of those");
 	}
 
-	String encode(K key) {
+	public String encode(K key) {
 		if (key == null) {
 			throw new IllegalArgumentException("Cache keys must not be null");
 		}

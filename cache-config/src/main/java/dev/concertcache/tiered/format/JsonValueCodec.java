@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.format;
 
 import java.util.Optional;
 import java.util.UUID;
@@ -29,21 +29,21 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * @param <V> the value type
  */
-final class JsonValueCodec<V> {
+public final class JsonValueCodec<V> {
 
 	/** The envelope format this code writes and reads; also the {@code v1} segment of every key. */
-	static final int FORMAT_VERSION = 1;
+	public static final int FORMAT_VERSION = 1;
 
-	static final String TOMBSTONE_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"tombstone\":\"";
+	public static final String TOMBSTONE_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"tombstone\":\"";
 
 	/** How every entry written with a freshness starts; the digits of the fresh-until time follow. */
-	static final String FRESH_UNTIL_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"f\":";
+	public static final String FRESH_UNTIL_PREFIX = "{\"v\":" + FORMAT_VERSION + ",\"f\":";
 
 	/** Freshness of an entry written without one: as long as Redis keeps it. */
-	static final long ALWAYS_FRESH = Long.MAX_VALUE;
+	public static final long ALWAYS_FRESH = Long.MAX_VALUE;
 
 	/** The database read time of an entry written without one: unknown, older than any. */
-	static final long UNKNOWN_READ = Long.MIN_VALUE;
+	public static final long UNKNOWN_READ = Long.MIN_VALUE;
 
 	private final JsonMapper mapper;
 
@@ -51,19 +51,19 @@ final class JsonValueCodec<V> {
 
 	private final String shape;
 
-	JsonValueCodec(JsonMapper mapper, Class<V> valueType) {
+	public JsonValueCodec(JsonMapper mapper, Class<V> valueType) {
 		this.mapper = mapper;
 		this.envelopeType = mapper.getTypeFactory().constructParametricType(Envelope.class, valueType);
 		this.shape = ValueShape.fingerprint(mapper, valueType);
 	}
 
 	/** The fingerprint of the value type's JSON shape. */
-	String shape() {
+	public String shape() {
 		return this.shape;
 	}
 
 	/** The mapper used when the application does not provide one. */
-	static JsonMapper defaultMapper() {
+	public static JsonMapper defaultMapper() {
 		return JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
 	}
 
@@ -71,7 +71,7 @@ final class JsonValueCodec<V> {
 	 * Writes {@code value}, fresh until {@code freshUntil} (epoch ms, this instance's clock), read from the database
 	 * at {@code readAt} (epoch ms, the Redis server's clock; {@link #UNKNOWN_READ} writes none).
 	 */
-	String encode(Optional<V> value, long freshUntil, long readAt) {
+	public String encode(Optional<V> value, long freshUntil, long readAt) {
 		String prefix = FRESH_UNTIL_PREFIX + freshUntil + ((readAt != UNKNOWN_READ) ? ",\"r\":" + readAt : "")
 				+ ",\"s\":\"" + this.shape + "\"";
 		if (value.isEmpty()) {
@@ -84,7 +84,7 @@ final class JsonValueCodec<V> {
 	 * Reads a stored value.
 	 * @throws UnreadableValueException if {@code raw} is no envelope of this format version
 	 */
-	Stored<V> decode(String raw) {
+	public Stored<V> decode(String raw) {
 		Envelope<V> envelope;
 		try {
 			envelope = this.mapper.readValue(raw, this.envelopeType);
@@ -113,7 +113,7 @@ final class JsonValueCodec<V> {
 	 * The fresh-until time an entry starts with, read without parsing its JSON (as the lock script reads it);
 	 * {@code -1} if it does not start with one.
 	 */
-	static long freshUntilPrefix(String raw) {
+	public static long freshUntilPrefix(String raw) {
 		if (!raw.startsWith(FRESH_UNTIL_PREFIX)) {
 			return -1;
 		}
@@ -126,11 +126,11 @@ final class JsonValueCodec<V> {
 				? Long.parseLong(raw, start, end, 10) : -1;
 	}
 
-	static boolean isTombstone(@Nullable String raw) {
+	public static boolean isTombstone(@Nullable String raw) {
 		return raw != null && raw.startsWith(TOMBSTONE_PREFIX);
 	}
 
-	static String newTombstone() {
+	public static String newTombstone() {
 		return TOMBSTONE_PREFIX + UUID.randomUUID() + "\"}";
 	}
 
@@ -145,16 +145,16 @@ final class JsonValueCodec<V> {
 	 * @param freshUntil epoch milliseconds until which it is fresh ({@link #ALWAYS_FRESH} if it carries no time)
 	 * @param readAt epoch milliseconds when the load that wrote it began ({@link #UNKNOWN_READ} if it carries none)
 	 */
-	record Stored<V>(Optional<V> value, long freshUntil, long readAt) {
+	public record Stored<V>(Optional<V> value, long freshUntil, long readAt) {
 
-		boolean isFreshAt(long millis) {
+		public boolean isFreshAt(long millis) {
 			return millis < this.freshUntil;
 		}
 
 	}
 
 	/** A stored value this code cannot read; the cache treats it as a miss. */
-	static class UnreadableValueException extends RuntimeException {
+	public static class UnreadableValueException extends RuntimeException {
 
 		UnreadableValueException(String message, Throwable cause) {
 			super(message, cause);
@@ -163,7 +163,7 @@ final class JsonValueCodec<V> {
 	}
 
 	/** A value written for another shape of the value type (or for none); a miss like any unreadable value. */
-	static final class OtherShapeException extends UnreadableValueException {
+	public static final class OtherShapeException extends UnreadableValueException {
 
 		OtherShapeException(String found, String expected) {
 			super("Value of shape " + found + ", expected " + expected, null);
