@@ -1,5 +1,7 @@
 package dev.concertcache.tiered;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * One cache's evictions and the invalidations it hears (ADR 0013, ADR 0035): an eviction tombstones the key in
  * Redis (or moves the cache's generation) and announces it, then clears L1; a message from another instance moves

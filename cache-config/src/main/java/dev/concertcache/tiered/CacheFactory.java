@@ -21,6 +21,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * Builds each cache of a {@link DefaultTieredCacheManager} from its configuration and the parts every cache shares:

@@ -17,6 +17,7 @@ import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoaderFailures;
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * One cache of the {@link DefaultTieredCacheManager}: its {@link LocalTier} (Caffeine in mode TIERED, only the

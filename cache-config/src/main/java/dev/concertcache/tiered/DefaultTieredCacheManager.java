@@ -30,6 +30,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * The {@link TieredCacheManager} of modes {@link TieredCacheMode#TIERED TIERED} (Caffeine, then Redis) and

@@ -17,6 +17,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * The fleet's hot set (mode TIERED): every {@code publish-interval} this instance publishes the keys of each cache's
  * hottest L1 entries to Redis, and an instance that joins fills its L1 from what the others published, before it

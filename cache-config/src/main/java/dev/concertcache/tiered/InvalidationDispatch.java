@@ -6,6 +6,8 @@ import java.util.function.Function;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * Applies each message of the invalidation stream to the cache it names: another instance's eviction or evict-all,
  * a generation moved after a failover, or this instance's own evict-all heard back (its generation, L1 kept).

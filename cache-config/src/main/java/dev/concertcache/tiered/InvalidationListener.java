@@ -29,6 +29,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} after the last message read) and
  * hands each message to the manager (ADR 0013).

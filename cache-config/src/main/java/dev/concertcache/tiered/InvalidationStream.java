@@ -8,6 +8,8 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * The invalidation stream (ADR 0013): {@code <prefix>:invalidations}, the counter that numbers its messages
  * ({@code {<prefix>:invalidations}:seq}) and a change feed's checkpoint ({@code {<prefix>:invalidations}:feed}), all

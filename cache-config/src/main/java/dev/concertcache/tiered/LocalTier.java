@@ -23,6 +23,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * The in-process side of one cache: the single flight of concurrent misses of one key on this instance (ADR 0011),

@@ -6,6 +6,8 @@ import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.lettuce.core.RedisCommandExecutionException;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * How a Redis call of the cache fails: through the circuit breaker for reads and stores, past it for invalidations;
  * either way a failure is counted and thrown as {@link RedisUnavailableException}, and a MOVED answer tells the

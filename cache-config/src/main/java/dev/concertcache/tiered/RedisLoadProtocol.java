@@ -18,6 +18,7 @@ import dev.concertcache.tiered.format.JsonValueCodec.Stored;
 import dev.concertcache.tiered.format.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.format.StoredDigest;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's

@@ -17,6 +17,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.concertcache.tiered.format.JsonValueCodec;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted

@@ -9,6 +9,8 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * Defers {@link #evict} and {@link #evictAll} to after the current transaction's commit, as Spring's
  * {@link org.springframework.cache.transaction.TransactionAwareCacheDecorator} does (ADR 0013), and keeps their

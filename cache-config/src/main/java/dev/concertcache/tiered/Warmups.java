@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
 
 import org.springframework.util.Assert;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 /**
  * The warm-ups of one manager, one open at a time, and the twins of its caches that the threads inside it use
  * (ADR 0202). The twins run over keys of their own ({@code <key-prefix>:warmup:<instance-id>:}) and meters nobody

@@ -10,10 +10,14 @@ import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.sli
 
 /**
  * The core is apart from its Boot wiring, as Spring Data Redis is apart from Boot: it never imports the
- * autoconfigure package (which maps properties onto the core's settings). The packages below the core import one
- * another one way only, and the loader guard and the stored format know nothing of the tiers that use them.
+ * autoconfigure package (which maps properties onto the core's settings). The packages below the core's root import
+ * one another one way only, and those at the bottom know nothing of the tiers that use them.
  */
 class CoreArchitectureTests {
+
+	/** The packages that know nothing of the tiers: the loader guard, the stored format, the meters. */
+	private static final String[] BOTTOM = { "dev.concertcache.tiered.loader..", "dev.concertcache.tiered.format..",
+			"dev.concertcache.tiered.metrics.." };
 
 	private final JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.concertcache.tiered");
@@ -21,8 +25,7 @@ class CoreArchitectureTests {
 	@Test
 	void theCoreDoesNotDependOnItsAutoConfiguration() {
 		noClasses().that()
-			.resideInAnyPackage("dev.concertcache.tiered", "dev.concertcache.tiered.loader..",
-					"dev.concertcache.tiered.format..")
+			.resideOutsideOfPackages("dev.concertcache.tiered.autoconfigure..", "dev.concertcache.tiered.spring..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("dev.concertcache.tiered.autoconfigure..")
@@ -32,7 +35,7 @@ class CoreArchitectureTests {
 	@Test
 	void theCoreDoesNotDependOnBootsPropertyBinding() {
 		noClasses().that()
-			.resideInAPackage("dev.concertcache.tiered")
+			.resideOutsideOfPackages("dev.concertcache.tiered.autoconfigure..", "dev.concertcache.tiered.spring..")
 			.should()
 			.dependOnClassesThat()
 			.resideInAnyPackage("org.springframework.boot.context.properties..", "org.springframework.boot.autoconfigure..")
@@ -40,9 +43,9 @@ class CoreArchitectureTests {
 	}
 
 	@Test
-	void theLoaderGuardAndTheStoredFormatKnowNothingOfTheTiersThatUseThem() {
+	void theLoaderGuardTheStoredFormatAndTheMetersKnowNothingOfTheTiersThatUseThem() {
 		noClasses().that()
-			.resideInAnyPackage("dev.concertcache.tiered.loader..", "dev.concertcache.tiered.format..")
+			.resideInAnyPackage(BOTTOM)
 			.should()
 			.dependOnClassesThat()
 			.resideInAPackage("dev.concertcache.tiered")

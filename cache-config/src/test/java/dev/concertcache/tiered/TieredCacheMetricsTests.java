@@ -3,6 +3,8 @@ package dev.concertcache.tiered;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**

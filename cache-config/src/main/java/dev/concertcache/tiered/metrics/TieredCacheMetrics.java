@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.metrics;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
@@ -43,9 +43,9 @@ import dev.concertcache.tiered.loader.LoadRejectedException;
  * </li>
  * </ul>
  */
-final class TieredCacheMetrics {
+public final class TieredCacheMetrics {
 
-	static final String ALL_CACHES = "*";
+	public static final String ALL_CACHES = "*";
 
 	private final MeterRegistry registry;
 
@@ -54,7 +54,7 @@ final class TieredCacheMetrics {
 	/** One per cache: its read counts are adders that a second set of function counters would not report. */
 	private final ConcurrentMap<String, ForCache> caches = new ConcurrentHashMap<>();
 
-	TieredCacheMetrics(MeterRegistry registry) {
+	public TieredCacheMetrics(MeterRegistry registry) {
 		this.registry = registry;
 		this.lag = Timer.builder("tiered.cache.invalidation.lag")
 			.description("Time from an invalidation's send to its receipt by another instance")
@@ -63,29 +63,29 @@ final class TieredCacheMetrics {
 			.register(registry);
 	}
 
-	MeterRegistry registry() {
+	public MeterRegistry registry() {
 		return this.registry;
 	}
 
 	/** The meters of {@code cache}, the same instance however often asked for. */
-	ForCache forCache(String cache) {
+	public ForCache forCache(String cache) {
 		return this.caches.computeIfAbsent(cache, ForCache::new);
 	}
 
-	void lag(long millis) {
+	public void lag(long millis) {
 		this.lag.record(Math.max(0, millis), TimeUnit.MILLISECONDS);
 	}
 
-	Timer lagTimer() {
+	public Timer lagTimer() {
 		return this.lag;
 	}
 
-	void error(String cache, String operation) {
+	public void error(String cache, String operation) {
 		this.registry.counter("tiered.cache.errors", "cache", cache, "tier", "l2", "operation", operation).increment();
 	}
 
 	/** A fill of L1 from the hot set: {@code tiered.cache.hot.set.fill{complete}} (a timer). */
-	void hotSetFill(long nanos, boolean complete) {
+	public void hotSetFill(long nanos, boolean complete) {
 		Timer.builder("tiered.cache.hot.set.fill")
 			.description("Fills of L1 from the fleet's hot set, before the instance is ready")
 			.tag("complete", String.valueOf(complete))
@@ -94,7 +94,7 @@ final class TieredCacheMetrics {
 	}
 
 	/** Entries a fill put into the L1 of {@code cache}: {@code tiered.cache.hot.set.filled{cache}}. */
-	void hotSetFilled(String cache, long entries) {
+	public void hotSetFilled(String cache, long entries) {
 		Counter.builder("tiered.cache.hot.set.filled")
 			.description("Entries put into L1 from the fleet's hot set")
 			.tag("cache", cache)
@@ -102,41 +102,41 @@ final class TieredCacheMetrics {
 			.increment(entries);
 	}
 
-	void pendingEvictions(Supplier<Number> size) {
+	public void pendingEvictions(Supplier<Number> size) {
 		Gauge.builder("tiered.cache.pending.evictions", size)
 			.description("Evictions waiting for Redis to be reachable again")
 			.register(this.registry);
 	}
 
 	/** The meters of one cache. */
-	final class ForCache {
+	public final class ForCache {
 
 		private final String cache;
 
 		// Reads are counted in adders that function counters report: the read path calls the same final class
 		// whatever the registry (a warm-up's twins count in a SimpleMeterRegistry, ADR 0202), so the code the JIT
 		// compiles during the warm-up is not thrown away at the first real read for a counter of another class.
-		final LongAdder l1Hit;
+		public final LongAdder l1Hit;
 
-		final LongAdder l1Miss;
+		public final LongAdder l1Miss;
 
-		final LongAdder l2Hit;
+		public final LongAdder l2Hit;
 
-		final LongAdder l2Miss;
+		public final LongAdder l2Miss;
 
-		final Counter sent;
+		public final Counter sent;
 
-		final Counter received;
+		public final Counter received;
 
-		final Counter staleServed;
+		public final Counter staleServed;
 
 		/** Reads sent to the loader past both tiers because the change feed was behind (ADR 0037). */
-		final Counter feedBehind;
+		public final Counter feedBehind;
 
 		/** Redis reads of refresh-ahead (ADR 0204): not reads of a caller, so not in {@code tiered.cache.gets}. */
-		final LongAdder refreshHit;
+		public final LongAdder refreshHit;
 
-		final LongAdder refreshMiss;
+		public final LongAdder refreshMiss;
 
 		private final Timer loadSuccess;
 
@@ -144,7 +144,7 @@ final class TieredCacheMetrics {
 
 		private final Timer loadFailure;
 
-		ForCache(String cache) {
+		private ForCache(String cache) {
 			this.cache = cache;
 			this.l1Hit = gets("l1", "hit");
 			this.l1Miss = gets("l1", "miss");
@@ -177,7 +177,7 @@ final class TieredCacheMetrics {
 			}
 		}
 
-		Counter rejected(LoadRejectedException.Reason reason) {
+		public Counter rejected(LoadRejectedException.Reason reason) {
 			return Counter.builder("tiered.cache.loads.rejected")
 				.description("Misses whose loader call the circuit breaker or the bulkhead refused")
 				.tag("cache", this.cache)
@@ -185,7 +185,7 @@ final class TieredCacheMetrics {
 				.register(TieredCacheMetrics.this.registry);
 		}
 
-		void load(long nanos, String result) {
+		public void load(long nanos, String result) {
 			Timer timer = switch (result) {
 				case "success" -> this.loadSuccess;
 				case "absent" -> this.loadAbsent;
@@ -194,21 +194,21 @@ final class TieredCacheMetrics {
 			timer.record(nanos, TimeUnit.NANOSECONDS);
 		}
 
-		void eviction(String tier, String cause) {
+		public void eviction(String tier, String cause) {
 			eviction(tier, cause, 1);
 		}
 
-		void eviction(String tier, String cause, long count) {
+		public void eviction(String tier, String cause, long count) {
 			TieredCacheMetrics.this.registry
 				.counter("tiered.cache.evictions", "cache", this.cache, "tier", tier, "cause", cause)
 				.increment(count);
 		}
 
-		void error(String operation) {
+		public void error(String operation) {
 			TieredCacheMetrics.this.error(this.cache, operation);
 		}
 
-		<T> void l1Size(T cache, java.util.function.ToDoubleFunction<T> size) {
+		public <T> void l1Size(T cache, java.util.function.ToDoubleFunction<T> size) {
 			Gauge.builder("tiered.cache.size", cache, size)
 				.description("Entries in the in-process tier")
 				.tag("cache", this.cache)
