@@ -1,5 +1,6 @@
 package dev.concertcache.tiered;
 
+import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

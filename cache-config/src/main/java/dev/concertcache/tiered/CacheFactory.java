@@ -20,6 +20,10 @@ import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import dev.concertcache.tiered.format.JsonValueCodec;
+import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 

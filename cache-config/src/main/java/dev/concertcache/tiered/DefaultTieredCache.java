@@ -14,6 +14,9 @@ import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.format.CacheKeyEncoder;
 import dev.concertcache.tiered.format.StoredDigest;
+import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoaderFailures;
 import dev.concertcache.tiered.loader.LoaderGuard;
@@ -332,7 +335,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * what this instance has heard invalidations and the feed's confirmations up to, and no eviction of it is pending.
 	 */
 	private boolean isVouchedFor(String key, L1Entry<V> entry) {
-		return this.watermark.covers(entry.readAt) && this.feed.covers(entry) && !this.pending.coversKey(this.name, key);
+		return this.watermark.covers(entry.readAt) && this.feed.covers(entry.databaseReadAt) && !this.pending.coversKey(this.name, key);
 	}
 
 	/**

@@ -29,6 +29,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
+import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 

@@ -14,6 +14,10 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.gate.ServerConfirmation;
+
 /**
  * What every cache does when another Redis server takes over (ADR 0035): a promoted replica may lack the last
  * tombstones and generation moves, so each cache moves to a new generation, once per failover across the fleet, and

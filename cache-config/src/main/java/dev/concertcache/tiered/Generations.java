@@ -3,6 +3,8 @@ package dev.concertcache.tiered;
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
 
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+
 /**
  * The generation of one cache as this instance knows it (ADR 0013): every key of an evict-all's cache moves to the
  * next generation at once. Unknown until read from Redis (at start, after a flush); never moves back.

@@ -29,6 +29,9 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
 
+import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

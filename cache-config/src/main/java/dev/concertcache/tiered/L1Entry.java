@@ -37,11 +37,11 @@ final class L1Entry<V> {
 
 	final boolean stale;
 
-	/** When the value was read from Redis or the loader, on the {@link InvalidationWatermark}'s clock. */
+	/** When the value was read from Redis or the loader, on the {@link dev.concertcache.tiered.gate.InvalidationWatermark}'s clock. */
 	final long readAt;
 
 	/**
-	 * When the value was read from the database, on the same clock, {@link InvalidationWatermark#NEVER} if unknown:
+	 * When the value was read from the database, on the same clock, {@link dev.concertcache.tiered.gate.InvalidationWatermark#NEVER} if unknown:
 	 * what the change feed's gate goes by (ADR 0037).
 	 */
 	final long databaseReadAt;

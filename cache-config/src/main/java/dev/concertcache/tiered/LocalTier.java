@@ -23,6 +23,9 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.TieredCache.Lookup;
+import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
@@ -248,7 +251,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 				// Not while an eviction of the key is pending (Redis down where it lives): a later write of it may
 				// not be announced until that one lands (ADR 0035, rule 2), so each read goes to the loader. Not for
 				// a whole cache's: every read of it would. Not while the change feed is behind (ADR 0037).
-				if (entry.isFreshAt(now) && this.watermark.covers(entry.readAt) && this.feed.covers(entry)
+				if (entry.isFreshAt(now) && this.watermark.covers(entry.readAt) && this.feed.covers(entry.databaseReadAt)
 						&& !this.pending.coversKey(this.cache, key)) {
 					this.metrics.l1Hit.increment();
 					if (entry.claimRefreshAt(now)) {

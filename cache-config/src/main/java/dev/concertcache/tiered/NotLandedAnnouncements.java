@@ -6,6 +6,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 
+import dev.concertcache.tiered.gate.PendingEvictions;
+
 /**
  * When the other instances are to be told, again, of an eviction of one cache that Redis did not take (ADR 0035,
  * "While a primary is down", rule 2): once, then at most once per max-silence while it stays not landed. Every

@@ -13,7 +13,8 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.PendingEvictions.Eviction;
+import dev.concertcache.tiered.gate.PendingEvictions.Eviction;
+import dev.concertcache.tiered.gate.PendingEvictions;
 
 /**
  * Sends again, every {@code retry-interval}, the evictions Redis did not take (ADR 0014): until one lands, this

@@ -18,6 +18,8 @@ import dev.concertcache.tiered.format.JsonValueCodec.Stored;
 import dev.concertcache.tiered.format.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.format.StoredDigest;
+import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

@@ -17,6 +17,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.concertcache.tiered.format.JsonValueCodec;
+import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

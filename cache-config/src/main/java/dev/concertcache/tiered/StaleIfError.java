@@ -12,6 +12,7 @@ import dev.concertcache.tiered.TieredCache.Source;
 import dev.concertcache.tiered.format.JsonValueCodec.Stored;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.format.StoredDigest;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
 
 /**
  * What a cache serves when its loader is unavailable (ADR 0031): the value Redis still keeps past its freshness

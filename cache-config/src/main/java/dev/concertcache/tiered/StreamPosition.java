@@ -10,6 +10,8 @@ import io.lettuce.core.StreamMessage;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.gate.InvalidationWatermark;
+
 /**
  * Where the invalidation listener is in the stream: the server that holds it ({@code run_id}, its epoch), the id of
  * the last message read and the number the stream's counter gave it (its position). A gap in the numbers, a counter

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.dao.DataAccessResourceFailureException;
 
 import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.gate.PendingEvictions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;

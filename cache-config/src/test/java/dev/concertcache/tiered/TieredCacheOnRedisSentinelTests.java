@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import dev.concertcache.testsupport.RedisSentinel;
 import dev.concertcache.testsupport.Replication;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.gate.PendingEvictions;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.gate;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -13,13 +13,13 @@ import org.jspecify.annotations.Nullable;
  * the position of a write a client made elsewhere. The position is in the feed's own notation: whoever waits says
  * what covers what.
  */
-final class ChangeFeedPosition {
+public final class ChangeFeedPosition {
 
 	/** Guarded by {@code this}. */
 	private @Nullable String heard;
 
 	/** The feed confirmed {@code position}, read in order after every invalidation before it. */
-	synchronized void heard(String position) {
+	public synchronized void heard(String position) {
 		this.heard = position;
 		notifyAll();
 	}
@@ -28,7 +28,7 @@ final class ChangeFeedPosition {
 	 * The newest position heard, {@code null} if none. It stays true when the listener later misses messages: it
 	 * then clears L1, which holds nothing older than what it heard.
 	 */
-	synchronized @Nullable String heard() {
+	public synchronized @Nullable String heard() {
 		return this.heard;
 	}
 
@@ -36,7 +36,7 @@ final class ChangeFeedPosition {
 	 * Waits until a heard position satisfies {@code covers}, at most {@code timeout}.
 	 * @return whether one did
 	 */
-	boolean await(Predicate<String> covers, Duration timeout) throws InterruptedException {
+	public boolean await(Predicate<String> covers, Duration timeout) throws InterruptedException {
 		long deadline = System.nanoTime() + timeout.toNanos();
 		synchronized (this) {
 			while (this.heard == null || !covers.test(this.heard)) {

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.gate;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -9,35 +9,35 @@ import java.util.concurrent.atomic.AtomicLong;
  * listener has compared the server's {@code run_id}, on a cluster from the topology change that gives a slot
  * another primary until every generation has moved, reads do not use Redis.
  */
-final class ServerConfirmation {
+public final class ServerConfirmation {
 
 	private final AtomicLong disconnects = new AtomicLong();
 
 	private final AtomicLong confirmed = new AtomicLong();
 
 	/** Returns the disconnects so far, this one included. */
-	long disconnected() {
+	public long disconnected() {
 		return this.disconnects.incrementAndGet();
 	}
 
 	/** The disconnects so far: a {@code run_id} check that starts after this call confirms them. */
-	long disconnects() {
+	public long disconnects() {
 		return this.disconnects.get();
 	}
 
 	/** The server was checked after the first {@code disconnects} disconnects. */
-	void confirmed(long disconnects) {
+	public void confirmed(long disconnects) {
 		this.confirmed.accumulateAndGet(disconnects, Math::max);
 	}
 
-	boolean isConfirmed() {
+	public boolean isConfirmed() {
 		return this.confirmed.get() >= this.disconnects.get();
 	}
 
 	/**
 	 * A stamp for a read of Redis that starts now, {@code -1} if reads must not use Redis now; see {@link #holds}.
 	 */
-	long stamp() {
+	public long stamp() {
 		long disconnects = this.disconnects.get();
 		return (this.confirmed.get() >= disconnects) ? disconnects : -1;
 	}
@@ -46,7 +46,7 @@ final class ServerConfirmation {
 	 * Whether nothing dropped since {@code stamp} was taken, so that what a read found in Redis meanwhile can be
 	 * used: a read that passed the check just before a failover may still be routed to the promoted replica.
 	 */
-	boolean holds(long stamp) {
+	public boolean holds(long stamp) {
 		return stamp >= 0 && this.disconnects.get() == stamp;
 	}
 

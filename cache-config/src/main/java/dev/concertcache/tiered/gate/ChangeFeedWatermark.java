@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.gate;
 
 import java.time.Duration;
 
@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  * without a reader), a read skips L1 and Redis and calls the loader: only a value the loader itself read within
  * {@code max-lag} is served from L1. Without a feed followed ({@link #notFollowed()}) nothing is gated.
  */
-final class ChangeFeedWatermark {
+public final class ChangeFeedWatermark {
 
 	private final @Nullable InvalidationWatermark confirmed;
 
@@ -31,12 +31,12 @@ final class ChangeFeedWatermark {
 	 * No feed the tiers go by: they are trusted as far as the invalidation stream allows. A feed's confirmations
 	 * still tell which position was heard, for causal reads.
 	 */
-	static ChangeFeedWatermark notFollowed() {
+	public static ChangeFeedWatermark notFollowed() {
 		return new ChangeFeedWatermark(null);
 	}
 
 	/** A feed whose confirmations must be at most {@code maxLag} old for the tiers to be trusted. */
-	static ChangeFeedWatermark of(Ticker ticker, Duration maxLag) {
+	public static ChangeFeedWatermark of(Ticker ticker, Duration maxLag) {
 		return new ChangeFeedWatermark(new InvalidationWatermark(ticker, maxLag));
 	}
 
@@ -44,46 +44,47 @@ final class ChangeFeedWatermark {
 	 * Whether a feed is followed: its checkpoint then tells it what a failed-over stream node lost, and it
 	 * invalidates that again, so such a failover need not clear L1 (ADR 0037).
 	 */
-	boolean isFollowed() {
+	public boolean isFollowed() {
 		return this.confirmed != null;
 	}
 
 	/** Every change committed before {@code time} (watermark clock) has been invalidated in both tiers. */
-	void confirmedUntil(long time) {
+	public void confirmedUntil(long time) {
 		if (this.confirmed != null) {
 			this.confirmed.heardUntil(time);
 		}
 	}
 
 	/** Whether Redis may be read now: every change older than {@code max-lag} is tombstoned there. */
-	boolean coversRedis() {
+	public boolean coversRedis() {
 		return this.confirmed == null || this.confirmed.covers(InvalidationWatermark.NEVER);
 	}
 
 	/**
-	 * Whether {@code entry} may be served from L1 now: the feed confirmed recently, or the entry's value was read
-	 * from the database within {@code max-lag}.
+	 * Whether a value read from the database at {@code databaseReadAt} (watermark clock,
+	 * {@link InvalidationWatermark#NEVER} if unknown) may be served from L1 now: the feed confirmed recently, or the
+	 * value was read within {@code max-lag}.
 	 */
-	boolean covers(L1Entry<?> entry) {
+	public boolean covers(long databaseReadAt) {
 		return this.confirmed == null || this.confirmed.covers(InvalidationWatermark.NEVER)
-				|| (entry.databaseReadAt != InvalidationWatermark.NEVER && this.confirmed.covers(entry.databaseReadAt));
+				|| (databaseReadAt != InvalidationWatermark.NEVER && this.confirmed.covers(databaseReadAt));
 	}
 
 	/**
 	 * How old a value's database read may be for either tier to serve it while the feed is behind ({@code max-lag});
 	 * zero without a feed followed.
 	 */
-	Duration maxLag() {
+	public Duration maxLag() {
 		return (this.confirmed != null) ? this.confirmed.maxSilence() : Duration.ZERO;
 	}
 
 	/** The newest position the feed confirmed that this instance has heard. */
-	ChangeFeedPosition position() {
+	public ChangeFeedPosition position() {
 		return this.position;
 	}
 
 	/** How long ago the feed last confirmed, or {@code null} if it never has or there is none. */
-	@Nullable Duration silence() {
+	public @Nullable Duration silence() {
 		return (this.confirmed != null) ? this.confirmed.silence() : null;
 	}
 

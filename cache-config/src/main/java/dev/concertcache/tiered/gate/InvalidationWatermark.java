@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.gate;
 
 import java.time.Duration;
 
@@ -15,10 +15,10 @@ import org.jspecify.annotations.Nullable;
  * listener's connection killed, its thread dead) thus serves nothing older than {@code max-silence} from L1: it
  * reads through instead, and the freshness bound holds whatever failed.
  */
-final class InvalidationWatermark {
+public final class InvalidationWatermark {
 
 	/** A time that is never covered. */
-	static final long NEVER = Long.MIN_VALUE;
+	public static final long NEVER = Long.MIN_VALUE;
 
 	private final Ticker ticker;
 
@@ -29,21 +29,21 @@ final class InvalidationWatermark {
 	/** When the listener last started reading from the stream's end: nothing published before was read. */
 	private volatile long listeningFrom = NEVER;
 
-	InvalidationWatermark(Ticker ticker, Duration maxSilence) {
+	public InvalidationWatermark(Ticker ticker, Duration maxSilence) {
 		this.ticker = ticker;
 		this.maxSilenceNanos = maxSilence.toNanos();
 	}
 
-	long now() {
+	public long now() {
 		return this.ticker.read();
 	}
 
-	Duration maxSilence() {
+	public Duration maxSilence() {
 		return Duration.ofNanos(this.maxSilenceNanos);
 	}
 
 	/** Every invalidation published before {@code sentAt} (a read of the stream sent then) has been applied. */
-	void heardUntil(long sentAt) {
+	public void heardUntil(long sentAt) {
 		if (this.heardUntil == NEVER || sentAt - this.heardUntil > 0) {
 			this.heardUntil = sentAt;
 		}
@@ -53,7 +53,7 @@ final class InvalidationWatermark {
 	 * The listener starts reading after the stream's last message as of now: an invalidation published before was
 	 * not read, so what was heard after vouches only for values read from now on.
 	 */
-	void listeningFrom(long startedAt) {
+	public void listeningFrom(long startedAt) {
 		this.listeningFrom = startedAt;
 	}
 
@@ -61,7 +61,7 @@ final class InvalidationWatermark {
 	 * Whether a value read at {@code readAt} may be served from L1 now: everything was heard recently and the value
 	 * was read after the listener started, or the value itself is recent.
 	 */
-	boolean covers(long readAt) {
+	public boolean covers(long readAt) {
 		long now = this.ticker.read();
 		long heard = this.heardUntil;
 		long from = this.listeningFrom;
@@ -71,7 +71,7 @@ final class InvalidationWatermark {
 	}
 
 	/** How long ago everything was last heard, or {@code null} if never. */
-	@Nullable Duration silence() {
+	public @Nullable Duration silence() {
 		long heard = this.heardUntil;
 		return (heard != NEVER) ? Duration.ofNanos(this.ticker.read() - heard) : null;
 	}

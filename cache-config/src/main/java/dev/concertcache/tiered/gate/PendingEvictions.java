@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.gate;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -12,16 +12,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * pending, this instance must not read its key from Redis, which still holds the value from before the write
  * ({@link #covers}).
  */
-final class PendingEvictions {
+public final class PendingEvictions {
 
 	/** The key of an eviction of a whole cache; no encoded key can equal it. */
-	static final String ALL = "*";
+	public static final String ALL = "*";
 
 	/**
 	 * The key of a generation move after a failover, which makes stale what Redis holds of a cache and not L1 (ADR
 	 * 0035); no encoded key can equal it.
 	 */
-	static final String GENERATION = "*generation";
+	public static final String GENERATION = "*generation";
 
 	private final int maximumSize;
 
@@ -32,11 +32,11 @@ final class PendingEvictions {
 
 	private volatile boolean overflowed;
 
-	PendingEvictions(int maximumSize) {
+	public PendingEvictions(int maximumSize) {
 		this.maximumSize = maximumSize;
 	}
 
-	synchronized void add(String cache, String key) {
+	public synchronized void add(String cache, String key) {
 		if (this.overflowed) {
 			return;
 		}
@@ -48,16 +48,16 @@ final class PendingEvictions {
 		}
 	}
 
-	int size() {
+	public int size() {
 		return this.overflowed ? this.maximumSize : this.evictions.size();
 	}
 
-	boolean isEmpty() {
+	public boolean isEmpty() {
 		return !this.overflowed && this.evictions.isEmpty();
 	}
 
 	/** Whether Redis may still hold a value of {@code key} of {@code cache} that a pending eviction removes. */
-	boolean covers(String cache, String key) {
+	public boolean covers(String cache, String key) {
 		if (this.overflowed) {
 			return true;
 		}
@@ -72,31 +72,31 @@ final class PendingEvictions {
 	 * Whether an eviction of {@code key} of {@code cache} itself is pending (not one of the whole cache, nor the
 	 * overflow's): a later write of that key may not be announced until it lands.
 	 */
-	boolean coversKey(String cache, String key) {
+	public boolean coversKey(String cache, String key) {
 		return !this.evictions.isEmpty() && this.evictions.containsKey(new Eviction(cache, key));
 	}
 
 	/** Whether evictions were dropped, so that every cache has to be evicted as a whole. */
-	boolean overflowed() {
+	public boolean overflowed() {
 		return this.overflowed;
 	}
 
 	/** The pending evictions, each with the number of its latest request (for {@link #done}). */
-	List<Map.Entry<Eviction, Long>> snapshot() {
+	public List<Map.Entry<Eviction, Long>> snapshot() {
 		return new ArrayList<>(Map.copyOf(this.evictions).entrySet());
 	}
 
 	/** Forgets {@code eviction} after a replay of request {@code request} reached Redis, unless it was asked again. */
-	void done(Eviction eviction, long request) {
+	public void done(Eviction eviction, long request) {
 		this.evictions.remove(eviction, request);
 	}
 
-	synchronized void overflowDone() {
+	public synchronized void overflowDone() {
 		this.overflowed = false;
 	}
 
 	/** One eviction: a key of a cache, {@link #ALL} of it, or its {@link #GENERATION}. */
-	record Eviction(String cache, String key) {
+	public record Eviction(String cache, String key) {
 	}
 
 }
