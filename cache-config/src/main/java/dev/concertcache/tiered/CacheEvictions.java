@@ -1,6 +1,7 @@
 package dev.concertcache.tiered;
 
 import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

@@ -25,6 +25,7 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

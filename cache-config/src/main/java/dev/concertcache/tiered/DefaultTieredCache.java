@@ -20,6 +20,9 @@ import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoaderFailures;
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.local.L1Entry;
+import dev.concertcache.tiered.local.Loads;
+import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

@@ -20,6 +20,7 @@ import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
+import dev.concertcache.tiered.local.L1Entry;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

@@ -5,19 +5,25 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.simpleName;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
  * The core is apart from its Boot wiring, as Spring Data Redis is apart from Boot: it never imports the
  * autoconfigure package (which maps properties onto the core's settings). The packages below the core's root import
- * one another one way only, and those at the bottom know nothing of the tiers that use them.
+ * one another one way only, use the root's API but never the manager that assembles them (the root's other types are package-private), and those at the
+ * bottom know nothing of the tiers that use them.
  */
 class CoreArchitectureTests {
 
 	/** The packages that know nothing of the tiers: the loader guard, the stored format, the meters. */
 	private static final String[] BOTTOM = { "dev.concertcache.tiered.loader..", "dev.concertcache.tiered.format..",
 			"dev.concertcache.tiered.metrics.." };
+
+	/** The concerns below the root that the manager assembles. */
+	private static final String[] CONCERNS = { "dev.concertcache.tiered.gate..", "dev.concertcache.tiered.local.." };
 
 	private final JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.concertcache.tiered");
@@ -55,6 +61,26 @@ class CoreArchitectureTests {
 	@Test
 	void thePackagesBelowTheCoreImportOneAnotherOneWayOnly() {
 		slices().matching("dev.concertcache.tiered.(*)..").should().beFreeOfCycles().check(this.classes);
+	}
+
+	@Test
+	void theConcernsNeverUseTheManagerThatAssemblesThem() {
+		noClasses().that()
+			.resideInAnyPackage(CONCERNS)
+			.should()
+			.dependOnClassesThat(resideInAPackage("dev.concertcache.tiered")
+				.and(simpleName("DefaultTieredCacheManager").or(simpleName("TieredCacheManagerBuilder"))))
+			.check(this.classes);
+	}
+
+	@Test
+	void theLocalTierKnowsNothingOfRedis() {
+		noClasses().that()
+			.resideInAPackage("dev.concertcache.tiered.local..")
+			.should()
+			.dependOnClassesThat()
+			.haveSimpleNameStartingWith("Redis")
+			.check(this.classes);
 	}
 
 }

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.local;
 
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  *
  * @param <V> the value type
  */
-interface Loads<V> {
+public interface Loads<V> {
 
 	L1Entry<V> load(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1);
 

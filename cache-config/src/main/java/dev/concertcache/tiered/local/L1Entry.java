@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.local;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -20,43 +20,43 @@ import dev.concertcache.tiered.format.StoredDigest;
  *
  * @param <V> the value type
  */
-final class L1Entry<V> {
+public final class L1Entry<V> {
 
 	@SuppressWarnings("rawtypes")
 	private static final AtomicIntegerFieldUpdater<L1Entry> REFRESH_CLAIMED = AtomicIntegerFieldUpdater
 		.newUpdater(L1Entry.class, "refreshClaimed");
 
-	final Optional<V> value;
+	public final Optional<V> value;
 
-	final long freshUntil;
+	public final long freshUntil;
 
 	/** From when a hit refreshes it in the background (refresh-ahead); {@code freshUntil} for none. */
-	final long refreshAt;
+	public final long refreshAt;
 
-	final long staleUntil;
+	public final long staleUntil;
 
-	final boolean stale;
+	public final boolean stale;
 
 	/** When the value was read from Redis or the loader, on the {@link dev.concertcache.tiered.gate.InvalidationWatermark}'s clock. */
-	final long readAt;
+	public final long readAt;
 
 	/**
 	 * When the value was read from the database, on the same clock, {@link dev.concertcache.tiered.gate.InvalidationWatermark#NEVER} if unknown:
 	 * what the change feed's gate goes by (ADR 0037).
 	 */
-	final long databaseReadAt;
+	public final long databaseReadAt;
 
 	/** The Redis bytes the value was decoded from or stored as, {@code null} if unknown. */
-	final @Nullable StoredDigest digest;
+	public final @Nullable StoredDigest digest;
 
-	final Lookup<V> lookup;
+	public final Lookup<V> lookup;
 
-	final Lookup<V> fromL1;
+	public final Lookup<V> fromL1;
 
 	/** 1 once a hit started this entry's refresh-ahead: one per entry, without an object per entry. */
 	private volatile int refreshClaimed;
 
-	L1Entry(Optional<V> value, long freshUntil, long refreshAt, long staleUntil, boolean stale, Source source,
+	public L1Entry(Optional<V> value, long freshUntil, long refreshAt, long staleUntil, boolean stale, Source source,
 			long readAt, long databaseReadAt, @Nullable StoredDigest digest) {
 		this.value = value;
 		this.freshUntil = freshUntil;
@@ -70,12 +70,12 @@ final class L1Entry<V> {
 		this.fromL1 = (source == Source.L1) ? this.lookup : new Lookup<>(value, stale, Source.L1);
 	}
 
-	boolean isFreshAt(long now) {
+	public boolean isFreshAt(long now) {
 		return now - this.freshUntil < 0;
 	}
 
 	/** Whether a hit at {@code now} is the first in the refresh-ahead window: that hit refreshes the entry. */
-	boolean claimRefreshAt(long now) {
+	public boolean claimRefreshAt(long now) {
 		return now - this.refreshAt >= 0 && this.refreshClaimed == 0 && REFRESH_CLAIMED.compareAndSet(this, 0, 1);
 	}
 
@@ -83,7 +83,7 @@ final class L1Entry<V> {
 	 * This value marked stale, served at {@code now}: a stale entry's fresh-until time is when it was last served
 	 * for want of a loader, from which a reader waits the loader's retry interval before it tries the loader again.
 	 */
-	L1Entry<V> servedStale(long now) {
+	public L1Entry<V> servedStale(long now) {
 		return new L1Entry<>(this.value, now, now, this.staleUntil, true, Source.L1, this.readAt,
 				this.databaseReadAt, this.digest);
 	}
@@ -93,7 +93,7 @@ final class L1Entry<V> {
 	 * stale-if-error window for values), fixed when the entry was made, so that a refresh that fails and puts the
 	 * stale entry back does not extend it. On {@code ticker}, the one Caffeine measures with.
 	 */
-	static <V> Expiry<String, L1Entry<V>> expiry(Ticker ticker) {
+	public static <V> Expiry<String, L1Entry<V>> expiry(Ticker ticker) {
 		return Expiry.writing((key, entry) -> Duration.ofNanos(Math.max(0, entry.staleUntil - ticker.read())));
 	}
 

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.local;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +36,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
  *
  * @param <V> the value type
  */
-abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFlightOnly {
+public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFlightOnly {
 
 	final String cache;
 
@@ -51,30 +51,30 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 	}
 
 	/** Mode TIERED: values in Caffeine, fresh for the L1 time to live, kept longer only to be served stale. */
-	static <V> LocalTier<V> caffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics,
+	public static <V> LocalTier<V> caffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics,
 			long maximumSize, Ticker ticker, InvalidationWatermark watermark, ChangeFeedWatermark feed,
 			PendingEvictions pending, Executor refresher) {
 		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark, feed, pending, refresher);
 	}
 
 	/** Mode REDIS: nothing kept, concurrent reads of one key share one trip to Redis (and the loader). */
-	static <V> LocalTier<V> inFlightOnly(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics) {
+	public static <V> LocalTier<V> inFlightOnly(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics) {
 		return new InFlightOnly<>(cache, lockTtl, metrics);
 	}
 
 	/** Reads {@code key} (encoded), calling {@code loads} unless a value or another reader's load is here. */
-	abstract Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads);
+	public abstract Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads);
 
 	/** Drops {@code key}: a read that starts after this must not join a load that started before it. */
-	abstract void invalidate(String key, String cause);
+	public abstract void invalidate(String key, String cause);
 
-	abstract void invalidateAll(String cause);
+	public abstract void invalidateAll(String cause);
 
 	/**
 	 * The keys of the {@code n} hottest fresh entries, hottest first (Caffeine's frequency sketch); none in mode
 	 * REDIS.
 	 */
-	List<String> hottest(int n) {
+	public List<String> hottest(int n) {
 		return List.of();
 	}
 
@@ -83,7 +83,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 	 * load in flight, so that a value read before the invalidation is never kept. {@code null} if L1 holds the key
 	 * already (or in mode REDIS).
 	 */
-	@Nullable CompletableFuture<L1Entry<V>> reserve(String key) {
+	public @Nullable CompletableFuture<L1Entry<V>> reserve(String key) {
 		return null;
 	}
 
@@ -92,12 +92,12 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 	 * nothing to fill) removes it; a reader that joined it meanwhile reads again.
 	 * @return whether the entry was kept
 	 */
-	boolean fill(String key, CompletableFuture<L1Entry<V>> reserved, @Nullable L1Entry<V> entry) {
+	public boolean fill(String key, CompletableFuture<L1Entry<V>> reserved, @Nullable L1Entry<V> entry) {
 		return false;
 	}
 
 	/** The completed entry of {@code key}, {@code null} if none (always in mode REDIS); for diagnostics. */
-	@Nullable L1Entry<V> entry(String key) {
+	public @Nullable L1Entry<V> entry(String key) {
 		return null;
 	}
 
@@ -229,7 +229,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		 * whose reader puts its own future in and loads.
 		 */
 		@Override
-		Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
+		public Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
 			while (true) {
 				CompletableFuture<L1Entry<V>> found = this.l1.getIfPresent(key);
 				if (found == null) {
@@ -303,19 +303,19 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		}
 
 		@Override
-		void invalidate(String key, String cause) {
+		public void invalidate(String key, String cause) {
 			this.l1.synchronous().invalidate(key);
 			this.metrics.eviction("l1", cause);
 		}
 
 		@Override
-		void invalidateAll(String cause) {
+		public void invalidateAll(String cause) {
 			this.l1.synchronous().invalidateAll();
 			this.metrics.eviction("l1", cause);
 		}
 
 		@Override
-		List<String> hottest(int n) {
+		public List<String> hottest(int n) {
 			long now = this.ticker.read();
 			List<String> keys = new ArrayList<>(n);
 			// Oversampled: entries kept only to be served stale, and loads in flight, are not published.
@@ -329,13 +329,13 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		}
 
 		@Override
-		@Nullable CompletableFuture<L1Entry<V>> reserve(String key) {
+		public @Nullable CompletableFuture<L1Entry<V>> reserve(String key) {
 			CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
 			return (this.l1.asMap().putIfAbsent(key, mine) == null) ? mine : null;
 		}
 
 		@Override
-		boolean fill(String key, CompletableFuture<L1Entry<V>> reserved, @Nullable L1Entry<V> entry) {
+		public boolean fill(String key, CompletableFuture<L1Entry<V>> reserved, @Nullable L1Entry<V> entry) {
 			if (entry == null) {
 				this.l1.asMap().remove(key, reserved);
 				reserved.completeExceptionally(new NothingToFill());
@@ -347,7 +347,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		}
 
 		@Override
-		@Nullable L1Entry<V> entry(String key) {
+		public @Nullable L1Entry<V> entry(String key) {
 			CompletableFuture<L1Entry<V>> future = this.l1.getIfPresent(key);
 			return (future != null && future.isDone() && !future.isCompletedExceptionally()) ? future.join() : null;
 		}
@@ -363,7 +363,7 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		}
 
 		@Override
-		Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
+		public Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
 			CompletableFuture<L1Entry<V>> mine = new CompletableFuture<>();
 			CompletableFuture<L1Entry<V>> found = this.inFlight.putIfAbsent(key, mine);
 			if (found != null) {
@@ -379,12 +379,12 @@ abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTier.InFli
 		}
 
 		@Override
-		void invalidate(String key, String cause) {
+		public void invalidate(String key, String cause) {
 			this.inFlight.remove(key);
 		}
 
 		@Override
-		void invalidateAll(String cause) {
+		public void invalidateAll(String cause) {
 			this.inFlight.clear();
 		}
 
