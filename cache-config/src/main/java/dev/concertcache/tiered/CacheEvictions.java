@@ -20,6 +20,8 @@ final class CacheEvictions {
 
 	private final RedisTier redis;
 
+	private final InvalidationStream stream;
+
 	/** The value shape of this cache's instances: an eviction tombstones it even before it is registered. */
 	private final String shape;
 
@@ -39,11 +41,13 @@ final class CacheEvictions {
 	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
 	private volatile Runnable afterEvictionInL1 = NOTHING;
 
-	CacheEvictions(String name, LocalTier<?> local, RedisTier redis, String shape, RedisLoadProtocol.Settings settings,
+	CacheEvictions(String name, LocalTier<?> local, RedisTier redis, InvalidationStream stream, String shape,
+			RedisLoadProtocol.Settings settings,
 			Generations generations, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
 		this.name = name;
 		this.local = local;
 		this.redis = redis;
+		this.stream = stream;
 		this.shape = shape;
 		this.settings = settings;
 		this.notLanded = new NotLandedAnnouncements(settings.ticker(), settings.maxSilence());
@@ -200,8 +204,10 @@ final class CacheEvictions {
 	private long tombstone(String key) {
 		long current;
 		try {
+			long now = this.settings.clock().millis();
 			current = this.redis.evict(this.name, key, this.generations.known(), this.shape,
-					this.settings.tombstoneTtl().toMillis(), this.settings.instanceId(), this.settings.clock().millis());
+					this.settings.tombstoneTtl().toMillis(), now);
+			this.stream.announce(this.name, key, current, this.settings.instanceId(), now);
 		}
 		catch (RedisUnavailableException ex) {
 			throw ex.told(announceNotLanded(key));
@@ -215,7 +221,9 @@ final class CacheEvictions {
 	private long moveGeneration() {
 		long next;
 		try {
-			next = this.redis.evictAll(this.name, this.settings.instanceId(), this.settings.clock().millis());
+			long now = this.settings.clock().millis();
+			next = this.redis.evictAll(this.name, now);
+			this.stream.announce(this.name, PendingEvictions.ALL, next, this.settings.instanceId(), now);
 		}
 		catch (RedisUnavailableException ex) {
 			throw ex.told(announceNotLanded(PendingEvictions.ALL));
@@ -233,7 +241,7 @@ final class CacheEvictions {
 		if (!this.notLanded.claim(key)) {
 			return true;
 		}
-		if (!this.redis.stream().announceNotLanded(this.name, key, this.settings.instanceId(), this.settings.clock().millis())) {
+		if (!this.stream.announceNotLanded(this.name, key, this.settings.instanceId(), this.settings.clock().millis())) {
 			this.notLanded.notTold(key);
 			return false;
 		}

@@ -43,6 +43,9 @@ final class CacheFactory {
 
 	private final RedisTier redis;
 
+	/** How many messages an invalidation stream keeps, about. */
+	private final long streamMaxLength;
+
 	private final TieredCacheMetrics metrics;
 
 	private final Ticker ticker;
@@ -87,6 +90,7 @@ final class CacheFactory {
 		});
 		this.configured = Map.copyOf(configured);
 		this.redis = redis;
+		this.streamMaxLength = builder.streamMaxLength;
 		this.metrics = metrics;
 		this.ticker = (builder.ticker != null) ? builder.ticker : Ticker.systemTicker();
 		this.clock = clock;
@@ -161,7 +165,7 @@ final class CacheFactory {
 				this.redisSettings, forCache);
 		return new DefaultTieredCache<>(name, keyType, valueType, spec,
 				new DefaultTieredCache.Collaborators<>(local, protocol,
-						new CacheEvictions(name, local, redis, codec.shape(), this.redisSettings, generations, this.pending,
+						new CacheEvictions(name, local, redis, InvalidationStream.of(redis, this.streamMaxLength), codec.shape(), this.redisSettings, generations, this.pending,
 								forCache),
 						generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),

@@ -76,6 +76,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final RedisTier redis;
 
+	private final InvalidationStream stream;
+
 	private final PendingEvictions pending;
 
 	private final TieredCacheMetrics metrics;
@@ -126,7 +128,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
 		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
 				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,
-				builder.streamMaxLength, this::onMoved);
+				this::onMoved);
+		this.stream = InvalidationStream.of(this.redis, builder.streamMaxLength);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
 		this.factory = new CacheFactory(builder, breakers, this.redis, this.metrics, this.clock, this.instanceId,
@@ -134,7 +137,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.dispatch = new InvalidationDispatch(this::coreOrNull, this.instanceId, this.metrics, this.clock);
 		this.hotSet = new HotSetExchange(this.mode, builder.hotSet.validate("tiered-cache.hot-set"), this::cores,
 				this.redis, this.metrics, this.clock);
-		this.failovers = new FailoverGenerations(this::cores, this.redis, this.pending, this.feed, this.server,
+		this.failovers = new FailoverGenerations(this::cores, this.redis, this.stream, this.pending, this.feed, this.server,
 				() -> this.listener, this.instanceId, this.clock);
 		this.retry = new PendingEvictionRetry(this.pending, this::cores, this::coreOrNull, this.failovers,
 				builder.retryInterval);
@@ -242,7 +245,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			Consumer<String> newServer = (client instanceof RedisClusterClient)
 					? (runId) -> this.failovers.streamServerChanged("the node of the invalidation stream restarted")
 					: this.failovers::afterNewPrimary;
-			this.listener = new InvalidationListener(client, this.redis.stream().name(), this.blockTimeout,
+			this.listener = new InvalidationListener(client, this.stream.name(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this.dispatch::onMessage, this.failovers::flush, newServer,
 					this.metrics, this.watermark, this.feed, (client instanceof RedisClusterClient) ? null : this.server);
 			this.listener.start();
@@ -343,7 +346,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@Override
 	public boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
 		return onTheFeedsNode(
-				() -> this.redis.stream().announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint));
+				() -> this.stream.announceChangeFeed(this.instanceId, this.clock.millis(), lag.toNanos(), checkpoint));
 	}
 
 	@Override
@@ -358,12 +361,12 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	@Override
 	public @Nullable String changeFeedCheckpoint() {
-		return onTheFeedsNode(this.redis.stream()::changeFeedCheckpoint);
+		return onTheFeedsNode(this.stream::changeFeedCheckpoint);
 	}
 
 	@Override
 	public boolean changeFeedLanded(@Nullable String previous, String checkpoint) {
-		return onTheFeedsNode(() -> this.redis.stream().moveChangeFeedCheckpoint(previous, checkpoint));
+		return onTheFeedsNode(() -> this.stream.moveChangeFeedCheckpoint(previous, checkpoint));
 	}
 
 	/** A change feed's call to the stream's node; its failure is the feed's to handle (retry or stall). */

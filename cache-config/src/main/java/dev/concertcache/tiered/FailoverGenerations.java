@@ -6,6 +6,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
+import java.util.function.LongFunction;
 import java.util.function.ToLongFunction;
 
 import io.lettuce.core.cluster.RedisClusterClient;
@@ -31,6 +32,8 @@ final class FailoverGenerations {
 	private final Supplier<Collection<DefaultTieredCache<?, ?>>> caches;
 
 	private final RedisTier redis;
+
+	private final InvalidationStream stream;
 
 	private final PendingEvictions pending;
 
@@ -61,11 +64,12 @@ final class FailoverGenerations {
 	private volatile Runnable beforeFailoverMove = () -> {
 	};
 
-	FailoverGenerations(Supplier<Collection<DefaultTieredCache<?, ?>>> caches, RedisTier redis, PendingEvictions pending,
+	FailoverGenerations(Supplier<Collection<DefaultTieredCache<?, ?>>> caches, RedisTier redis, InvalidationStream stream, PendingEvictions pending,
 			ChangeFeedWatermark feed, ServerConfirmation server, Supplier<@Nullable InvalidationListener> listener,
 			String instanceId, Clock clock) {
 		this.caches = caches;
 		this.redis = redis;
+		this.stream = stream;
 		this.pending = pending;
 		this.feed = feed;
 		this.server = server;
@@ -86,7 +90,7 @@ final class FailoverGenerations {
 			return thread;
 		});
 		this.moves = moves;
-		int streamSlot = SlotHash.getSlot(this.redis.stream().name());
+		int streamSlot = SlotHash.getSlot(this.stream.name());
 		ClusterFailovers failovers = new ClusterFailovers(cluster, (epoch, slots) -> {
 			long seen = this.server.disconnected();
 			boolean streamMoved = slots.get(streamSlot);
@@ -147,8 +151,8 @@ final class FailoverGenerations {
 			return;
 		}
 		logger.warn("Redis Cluster failed over (config epoch " + epoch + "): moving every cache to a new generation");
-		moveEveryGeneration((cache) -> this.redis.evictAllAfterFailover(cache, epoch, this.instanceId,
-				this.clock.millis()), false);
+		moveEveryGeneration((cache) -> announced(cache, (now) -> this.redis.evictAllAfterFailover(cache, epoch, now),
+				InvalidationStream.REDIS_ONLY), false);
 	}
 
 	/**
@@ -160,8 +164,8 @@ final class FailoverGenerations {
 	void afterNewPrimary(String runId) {
 		streamServerChanged("another Redis server (run_id " + runId + ")");
 		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
-		moveEveryGeneration((cache) -> this.redis.evictAllForNewPrimary(cache, runId, this.instanceId,
-				this.clock.millis()), !this.feed.isFollowed());
+		moveEveryGeneration((cache) -> announced(cache, (now) -> this.redis.evictAllForNewPrimary(cache, runId, now), null),
+				!this.feed.isFollowed());
 	}
 
 	/**
@@ -185,6 +189,20 @@ final class FailoverGenerations {
 	 * (its counter's node is the one that failed, say) is read past Redis until a retry moves it: queued as an
 	 * evict-all if {@code clearL1} (and its L1 cleared), else as the same move, which keeps every instance's L1.
 	 */
+	/**
+	 * Moves {@code cache} with {@code move} (given the time now) and announces the move if this instance made it
+	 * (the fleet's first); returns the cache's generation.
+	 * @param scope what the announcement makes stale, {@code null} for both tiers
+	 */
+	private long announced(String cache, LongFunction<RedisTier.GenerationMove> move, @Nullable String scope) {
+		long now = this.clock.millis();
+		RedisTier.GenerationMove moved = move.apply(now);
+		if (moved.moved()) {
+			this.stream.announce(cache, PendingEvictions.ALL, moved.generation(), this.instanceId, now, scope);
+		}
+		return moved.generation();
+	}
+
 	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
 		this.redis.forgetRegistrations();
 		this.failoverMove = move;

@@ -101,6 +101,14 @@ final class InvalidationStream {
 		this.maxLength = maxLength;
 	}
 
+	/**
+	 * The stream of {@code tier}'s key prefix. Not under the format version: instances of every version in a rolling
+	 * deploy hear each other.
+	 */
+	static InvalidationStream of(RedisTier tier, long maxLength) {
+		return new InvalidationStream(tier.template(), tier.calls(), tier.keyPrefix() + ":invalidations", maxLength);
+	}
+
 	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
 	static String sequenceKey(String stream) {
 		return "{" + stream + "}:seq";

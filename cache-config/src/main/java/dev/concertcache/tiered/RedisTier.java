@@ -9,7 +9,6 @@ import java.util.Set;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
-import org.jspecify.annotations.Nullable;
 
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
@@ -17,7 +16,6 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.concertcache.tiered.format.JsonValueCodec;
-import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
@@ -162,20 +160,16 @@ final class RedisTier {
 
 	private final String namespace;
 
-	private final InvalidationStream stream;
-
 	private final RedisHotSets hotSets;
-
-	private final long streamMaxLength;
 
 	private final ShapeRegistrations shapes;
 
 	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
-			long streamMaxLength, Runnable moved) {
-		this(redis, new RedisCalls(breaker, metrics, moved), keyPrefix, streamMaxLength);
+			Runnable moved) {
+		this(redis, new RedisCalls(breaker, metrics, moved), keyPrefix);
 	}
 
-	private RedisTier(StringRedisTemplate redis, RedisCalls calls, String keyPrefix, long streamMaxLength) {
+	private RedisTier(StringRedisTemplate redis, RedisCalls calls, String keyPrefix) {
 		this.redis = redis;
 		this.calls = calls;
 		if (keyPrefix.indexOf('{') >= 0 || keyPrefix.indexOf('}') >= 0) {
@@ -184,11 +178,8 @@ final class RedisTier {
 		}
 		this.keyPrefix = keyPrefix;
 		this.namespace = keyPrefix + ":v" + JsonValueCodec.FORMAT_VERSION + ":";
-		// Not under the format version: instances of every version in a rolling deploy hear each other.
-		this.stream = new InvalidationStream(redis, calls, keyPrefix + ":invalidations", streamMaxLength);
 		this.hotSets = new RedisHotSets(redis, calls, this.namespace);
 		this.shapes = new ShapeRegistrations(redis, calls, this::shapesKey);
-		this.streamMaxLength = streamMaxLength;
 	}
 
 	/**
@@ -196,8 +187,7 @@ final class RedisTier {
 	 * {@code metrics}.
 	 */
 	RedisTier child(String child, TieredCacheMetrics metrics) {
-		return new RedisTier(this.redis, this.calls.countingIn(metrics), this.keyPrefix + ":" + child,
-				this.streamMaxLength);
+		return new RedisTier(this.redis, this.calls.countingIn(metrics), this.keyPrefix + ":" + child);
 	}
 
 	/** Deletes every key under this tier's key prefix (SCAN and UNLINK, never KEYS); returns how many. */
@@ -214,9 +204,19 @@ final class RedisTier {
 		return (deleted != null) ? deleted : 0;
 	}
 
-	/** The invalidation stream of this tier's key prefix. */
-	InvalidationStream stream() {
-		return this.stream;
+	/** The server this tier writes to. */
+	StringRedisTemplate template() {
+		return this.redis;
+	}
+
+	/** How this tier's commands go past or through its breaker. */
+	RedisCalls calls() {
+		return this.calls;
+	}
+
+	/** The prefix of every key of this tier. */
+	String keyPrefix() {
+		return this.keyPrefix;
 	}
 
 	CircuitBreaker breaker() {
@@ -333,14 +333,13 @@ final class RedisTier {
 
 	/**
 	 * Tombstones {@code key} under the current generation and under {@code generation} (the caller's, -1 when it has
-	 * none yet) and announces it, under every shape registered and {@code shape}; returns the current generation.
+	 * none yet), under every shape registered and {@code shape}; returns the current generation, for the caller to
+	 * announce.
 	 * <p>
-	 * Three steps in three slots: read the generation and the shapes, tombstone the key (one slot: its hash tag),
-	 * announce. A load that stores under a generation newer than the one read here started after this eviction
+	 * Two steps in two slots: read the generation and the shapes, tombstone the key (one slot: its hash tag). A load that stores under a generation newer than the one read here started after this eviction
 	 * did (that generation did not exist before), so after the write: a tombstone under it is not needed (ADR 0035).
 	 */
-	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, String origin,
-			long now) {
+	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, long now) {
 		Long current = this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
@@ -358,45 +357,44 @@ final class RedisTier {
 		}
 		this.calls.pastTheBreaker(cache, "evict", () -> this.redis.execute(TOMBSTONE, keys, JsonValueCodec.newTombstone(),
 				String.valueOf(tombstoneMillis)));
-		this.stream.announce(cache, key, current, origin, now);
 		return current;
 	}
 
-	long evictAll(String cache, String origin, long sentAt) {
-		Long generation = this.calls.pastTheBreaker(cache, "evict",
+	/** Moves {@code cache} to its next generation; returns it, for the caller to announce. */
+	long evictAll(String cache, long sentAt) {
+		return this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
-		this.stream.announce(cache, PendingEvictions.ALL, generation, origin, sentAt);
-		return generation;
 	}
 
 	/**
 	 * Moves {@code cache} to a new generation after the cluster failed over to config epoch {@code epoch}, once
-	 * per epoch whichever instance asks first; announces it if this call moved it. Returns the generation.
+	 * per epoch whichever instance asks first.
 	 */
-	long evictAllAfterFailover(String cache, long epoch, String origin, long now) {
-		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), origin, now,
-				InvalidationStream.REDIS_ONLY);
+	GenerationMove evictAllAfterFailover(String cache, long epoch, long now) {
+		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), now);
 	}
 
 	/**
 	 * Moves {@code cache} to a new generation after a standalone connection (a Sentinel's, say) found another
-	 * primary behind it, {@code runId}: once per primary whichever instance asks first; announces it if this call
-	 * moved it. Returns the generation.
+	 * primary behind it, {@code runId}: once per primary whichever instance asks first.
 	 */
-	long evictAllForNewPrimary(String cache, String runId, String origin, long now) {
+	GenerationMove evictAllForNewPrimary(String cache, String runId, long now) {
 		return moveOnce(cache, GENERATION_FOR_NEW_PRIMARY, primaryKey(cache, runId),
-				String.valueOf(PRIMARY_MARKER_TTL.toMillis()), origin, now, null);
+				String.valueOf(PRIMARY_MARKER_TTL.toMillis()), now);
 	}
 
-	private long moveOnce(String cache, RedisScript<Long> script, String marker, String argument, String origin,
-			long now, @Nullable String scope) {
+	private GenerationMove moveOnce(String cache, RedisScript<Long> script, String marker, String argument, long now) {
 		Long result = this.calls.pastTheBreaker(cache, "evict", () -> this.redis.execute(script,
 				List.of(generationKey(cache), marker), String.valueOf(now), argument));
-		if (result < 0) {
-			this.stream.announce(cache, PendingEvictions.ALL, -result, origin, now, scope);
-			return -result;
-		}
-		return result;
+		// The scripts answer a generation this call moved to negated.
+		return new GenerationMove(Math.abs(result), result < 0);
+	}
+
+	/**
+	 * The generation a cache is at after a move that happens once for the fleet, and whether this call moved it (then
+	 * the caller announces it).
+	 */
+	record GenerationMove(long generation, boolean moved) {
 	}
 
 }
