@@ -2,7 +2,13 @@ package dev.concertcache.tiered;
 
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.local.LocalTier;
+import dev.concertcache.tiered.log.InvalidationStream;
+import dev.concertcache.tiered.log.NotLandedAnnouncements;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.Generations;
+import dev.concertcache.tiered.redis.RedisLoadProtocol;
+import dev.concertcache.tiered.redis.RedisTier;
+import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
  * One cache's evictions and the invalidations it hears (ADR 0013, ADR 0035): an eviction tombstones the key in

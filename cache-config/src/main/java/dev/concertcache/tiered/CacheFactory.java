@@ -26,7 +26,11 @@ import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.local.LocalTier;
+import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.Generations;
+import dev.concertcache.tiered.redis.RedisLoadProtocol;
+import dev.concertcache.tiered.redis.RedisTier;
 
 /**
  * Builds each cache of a {@link DefaultTieredCacheManager} from its configuration and the parts every cache shares:

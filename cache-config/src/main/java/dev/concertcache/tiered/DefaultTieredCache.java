@@ -24,6 +24,10 @@ import dev.concertcache.tiered.local.L1Entry;
 import dev.concertcache.tiered.local.Loads;
 import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.Generations;
+import dev.concertcache.tiered.redis.RedisLoadProtocol;
+import dev.concertcache.tiered.redis.RedisRead;
+import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
  * One cache of the {@link DefaultTieredCacheManager}: its {@link LocalTier} (Caffeine in mode TIERED, only the

@@ -34,7 +34,11 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.log.InvalidationListener;
+import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.RedisTier;
+import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
  * The {@link TieredCacheManager} of modes {@link TieredCacheMode#TIERED TIERED} (Caffeine, then Redis) and

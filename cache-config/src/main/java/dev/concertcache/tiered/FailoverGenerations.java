@@ -18,6 +18,9 @@ import org.jspecify.annotations.Nullable;
 import dev.concertcache.tiered.gate.ChangeFeedWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
+import dev.concertcache.tiered.log.InvalidationListener;
+import dev.concertcache.tiered.log.InvalidationStream;
+import dev.concertcache.tiered.redis.RedisTier;
 
 /**
  * What every cache does when another Redis server takes over (ADR 0035): a promoted replica may lack the last

@@ -18,6 +18,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.RedisTier;
+import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
  * The fleet's hot set (mode TIERED): every {@code publish-interval} this instance publishes the keys of each cache's

@@ -7,6 +7,7 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**

@@ -14,6 +14,7 @@ import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.local.L1Entry;
+import dev.concertcache.tiered.redis.RedisRead;
 
 /**
  * What a cache serves when its loader is unavailable (ADR 0031): the value Redis still keeps past its freshness

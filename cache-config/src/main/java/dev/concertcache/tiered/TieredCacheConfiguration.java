@@ -188,12 +188,12 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	 * The L2 freshness of an entry, jittered, in milliseconds. Redis keeps a value {@link #staleIfError} longer
 	 * (see {@link #l2StaleMillis}).
 	 */
-	long l2Millis(boolean absent) {
+	public long l2Millis(boolean absent) {
 		return Math.max(1, jittered((absent ? this.absentTtl : this.l2Ttl).toMillis()));
 	}
 
 	/** What Redis keeps an entry for beyond its freshness: the stale window for values, nothing for absent ones. */
-	long l2StaleMillis(boolean absent) {
+	public long l2StaleMillis(boolean absent) {
 		return absent ? 0 : this.staleIfError.toMillis();
 	}
 

@@ -14,6 +14,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.Assert;
 
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.RedisTier;
 
 /**
  * The warm-ups of one manager, one open at a time, and the twins of its caches that the threads inside it use

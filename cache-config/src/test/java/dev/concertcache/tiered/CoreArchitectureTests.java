@@ -23,7 +23,8 @@ class CoreArchitectureTests {
 			"dev.concertcache.tiered.metrics.." };
 
 	/** The concerns below the root that the manager assembles. */
-	private static final String[] CONCERNS = { "dev.concertcache.tiered.gate..", "dev.concertcache.tiered.local.." };
+	private static final String[] CONCERNS = { "dev.concertcache.tiered.gate..", "dev.concertcache.tiered.local..",
+			"dev.concertcache.tiered.redis..", "dev.concertcache.tiered.log.." };
 
 	private final JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.concertcache.tiered");
@@ -80,6 +81,16 @@ class CoreArchitectureTests {
 			.should()
 			.dependOnClassesThat()
 			.haveSimpleNameStartingWith("Redis")
+			.check(this.classes);
+	}
+
+	@Test
+	void theRedisTierKnowsNothingOfTheInvalidationLog() {
+		noClasses().that()
+			.resideInAPackage("dev.concertcache.tiered.redis..")
+			.should()
+			.dependOnClassesThat()
+			.resideInAPackage("dev.concertcache.tiered.log..")
 			.check(this.classes);
 	}
 

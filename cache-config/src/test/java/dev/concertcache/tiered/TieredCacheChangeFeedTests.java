@@ -30,6 +30,7 @@ import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.loader.LoadRejectedException;
+import dev.concertcache.tiered.log.InvalidationStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -18,6 +18,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.log.InvalidationStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;

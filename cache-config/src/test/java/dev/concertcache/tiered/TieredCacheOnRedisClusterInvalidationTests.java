@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import dev.concertcache.testsupport.RedisCluster;
 import dev.concertcache.tiered.TieredCache.Source;
 import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.log.InvalidationStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  * Up to when an external change feed has invalidated both tiers (ADR 0037): a reader of the database's binary log
  * tombstones and announces each change some time after its commit, so neither tier can be trusted for changes
  * committed since the feed last confirmed it caught up. The feed says, on the invalidation stream, "every change
- * committed more than {@code lag} ago has been invalidated"; the {@link InvalidationListener} turns that into a
+ * committed more than {@code lag} ago has been invalidated"; the {@code InvalidationListener} turns that into a
  * time on this instance's watermark clock.
  * <p>
  * While that time is at most {@code max-lag} old, both tiers serve as usual. Past it (the feed stalled, behind, or

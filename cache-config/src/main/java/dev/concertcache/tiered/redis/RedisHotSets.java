@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -11,7 +11,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * The caches' hot sets in Redis (ADR 0202): per cache, a sorted set of the keys the fleet reads most, which a
  * starting instance fills its L1 from. Through the Redis breaker, as every call of the data path.
  */
-final class RedisHotSets {
+public final class RedisHotSets {
 
 	/**
 	 * Adds one instance's hottest keys (ARGV[3..]: score, key pairs) to a cache's hot set, keeps the ARGV[1] with
@@ -31,7 +31,7 @@ final class RedisHotSets {
 
 	private final String namespace;
 
-	RedisHotSets(StringRedisTemplate redis, RedisCalls calls, String namespace) {
+	public RedisHotSets(StringRedisTemplate redis, RedisCalls calls, String namespace) {
 		this.redis = redis;
 		this.calls = calls;
 		this.namespace = namespace;
@@ -41,7 +41,7 @@ final class RedisHotSets {
 	 * {@code {<prefix>:v1:<cache>:hot}}: the cache's hot set, a sorted set of encoded keys (not of Redis keys: they
 	 * outlive generations and shapes), its whole name its tag as for the counters.
 	 */
-	String hotSetKey(String cache) {
+	public String hotSetKey(String cache) {
 		return "{" + this.namespace + cache + ":hot}";
 	}
 
@@ -50,7 +50,7 @@ final class RedisHotSets {
 	 * (epoch ms) less their rank, so that the newest publishes win and each keeps its order.
 	 * @return how many keys the set holds
 	 */
-	long publishHot(String cache, List<String> hottest, int size, long ttlMillis, long now) {
+	public long publishHot(String cache, List<String> hottest, int size, long ttlMillis, long now) {
 		List<String> args = new ArrayList<>(2 + 2 * hottest.size());
 		args.add(String.valueOf(size));
 		args.add(String.valueOf(ttlMillis));
@@ -64,7 +64,7 @@ final class RedisHotSets {
 	}
 
 	/** The hottest {@code max} keys (encoded) of {@code cache}'s hot set, hottest first. */
-	List<String> hotKeys(String cache, int max) {
+	public List<String> hotKeys(String cache, int max) {
 		Set<String> keys = this.calls.withBreaker(cache, "hot-set",
 				() -> this.redis.opsForZSet().reverseRange(hotSetKey(cache), 0, max - 1));
 		return (keys != null) ? List.copyOf(keys) : List.of();

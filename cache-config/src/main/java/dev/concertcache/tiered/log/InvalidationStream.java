@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.log;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,13 +9,16 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
 
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
+import dev.concertcache.tiered.redis.RedisCalls;
+import dev.concertcache.tiered.redis.RedisTier;
+import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
  * The invalidation stream (ADR 0013): {@code <prefix>:invalidations}, the counter that numbers its messages
  * ({@code {<prefix>:invalidations}:seq}) and a change feed's checkpoint ({@code {<prefix>:invalidations}:feed}), all
  * in one slot. Every message is appended past the Redis breaker: an invalidation Redis can still take must land now.
  */
-final class InvalidationStream {
+public final class InvalidationStream {
 
 	/**
 	 * Numbers an invalidation message and appends it to the stream (the counter shares the stream's slot); with a
@@ -58,26 +61,26 @@ final class InvalidationStream {
 			""", Long.class);
 
 	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
-	static final String FEED_LAG = "feed-lag";
+	public static final String FEED_LAG = "feed-lag";
 
 	/** The field of a change feed's confirmation that names the feed's position it covers (ADR 0038). */
-	static final String FEED_POSITION = "position";
+	public static final String FEED_POSITION = "position";
 
 	/**
 	 * The field of an invalidation message that narrows what it makes stale; without it, everything its key names in
 	 * both tiers. Instances of a version that does not know it clear L1 as for any evict-all: more than needed,
 	 * never less.
 	 */
-	static final String SCOPE = "scope";
+	public static final String SCOPE = "scope";
 
 	/** {@value #SCOPE} of a generation move that makes stale what Redis holds, not L1 (a failover, ADR 0035). */
-	static final String REDIS_ONLY = "redis";
+	public static final String REDIS_ONLY = "redis";
 
 	/**
 	 * The generation an invalidation message names for an eviction that did not land in Redis: every generation is
 	 * a clock reading (ms), so no real one is negative.
 	 */
-	static final long NOT_LANDED = -1;
+	public static final long NOT_LANDED = -1;
 
 	private final StringRedisTemplate redis;
 
@@ -92,7 +95,7 @@ final class InvalidationStream {
 
 	private final long maxLength;
 
-	InvalidationStream(StringRedisTemplate redis, RedisCalls calls, String name, long maxLength) {
+	public InvalidationStream(StringRedisTemplate redis, RedisCalls calls, String name, long maxLength) {
 		this.redis = redis;
 		this.calls = calls;
 		this.name = name;
@@ -105,17 +108,17 @@ final class InvalidationStream {
 	 * The stream of {@code tier}'s key prefix. Not under the format version: instances of every version in a rolling
 	 * deploy hear each other.
 	 */
-	static InvalidationStream of(RedisTier tier, long maxLength) {
+	public static InvalidationStream of(RedisTier tier, long maxLength) {
 		return new InvalidationStream(tier.template(), tier.calls(), tier.keyPrefix() + ":invalidations", maxLength);
 	}
 
 	/** The key of the counter that numbers the messages of {@code stream}: tagged to hash to the stream's slot. */
-	static String sequenceKey(String stream) {
+	public static String sequenceKey(String stream) {
 		return "{" + stream + "}:seq";
 	}
 
 	/** The stream's key. */
-	String name() {
+	public String name() {
 		return this.name;
 	}
 
@@ -125,7 +128,7 @@ final class InvalidationStream {
 	 * loader, not from Redis, until it lands (ADR 0035).
 	 * @return whether the stream took it; if not (down too), the others stop trusting L1 within max-silence
 	 */
-	boolean announceNotLanded(String cache, String key, String origin, long sentAt) {
+	public boolean announceNotLanded(String cache, String key, String origin, long sentAt) {
 		try {
 			announce(cache, key, NOT_LANDED, origin, sentAt);
 			return true;
@@ -139,7 +142,7 @@ final class InvalidationStream {
 	 * Appends a change feed's confirmation to the stream if the feed's checkpoint is {@code checkpoint}, past the
 	 * breaker as announcements are; returns whether it did.
 	 */
-	boolean announceChangeFeed(String origin, long sentAt, long lagNanos, @Nullable String checkpoint) {
+	public boolean announceChangeFeed(String origin, long sentAt, long lagNanos, @Nullable String checkpoint) {
 		return accepted(this.calls.pastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(
 				ANNOUNCE_FEED, List.of(this.name, this.sequence, this.feedCheckpoint),
 				String.valueOf(this.maxLength), origin, String.valueOf(sentAt), String.valueOf(lagNanos),
@@ -147,13 +150,13 @@ final class InvalidationStream {
 	}
 
 	/** Moves the change feed's checkpoint from {@code previous} ({@code null}: none) to {@code checkpoint}. */
-	boolean moveChangeFeedCheckpoint(@Nullable String previous, String checkpoint) {
+	public boolean moveChangeFeedCheckpoint(@Nullable String previous, String checkpoint) {
 		return accepted(this.calls.pastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed", () -> this.redis.execute(
 				MOVE_FEED_CHECKPOINT, List.of(this.feedCheckpoint), (previous != null) ? previous : "", checkpoint)));
 	}
 
 	/** The change feed's checkpoint the stream's node holds, {@code null} if none. */
-	@Nullable String changeFeedCheckpoint() {
+	public @Nullable String changeFeedCheckpoint() {
 		return this.calls.pastTheBreaker(TieredCacheMetrics.ALL_CACHES, "feed",
 				() -> this.redis.opsForValue().get(this.feedCheckpoint));
 	}
@@ -162,11 +165,11 @@ final class InvalidationStream {
 		return outcome != null && outcome == 1;
 	}
 
-	void announce(String cache, String key, long generation, String origin, long sentAt) {
+	public void announce(String cache, String key, long generation, String origin, long sentAt) {
 		announce(cache, key, generation, origin, sentAt, null);
 	}
 
-	void announce(String cache, String key, long generation, String origin, long sentAt,
+	public void announce(String cache, String key, long generation, String origin, long sentAt,
 			@Nullable String scope) {
 		List<String> arguments = new ArrayList<>(List.of(String.valueOf(this.maxLength), cache, key,
 				String.valueOf(generation), origin, String.valueOf(sentAt)));

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,7 +38,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
  * take the counter's whole name as their tag. An eviction is three steps in three slots instead of one script
  * (read the generation and the shapes, tombstone, announce); ADR 0035 says why that keeps ADR 0013's guarantees.
  */
-final class RedisTier {
+public final class RedisTier {
 
 	/**
 	 * Returns the value if it is a fresh one, else takes the lock if free; reports what the key held (nothing, a
@@ -164,7 +164,7 @@ final class RedisTier {
 
 	private final ShapeRegistrations shapes;
 
-	RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
+	public RedisTier(StringRedisTemplate redis, CircuitBreaker breaker, TieredCacheMetrics metrics, String keyPrefix,
 			Runnable moved) {
 		this(redis, new RedisCalls(breaker, metrics, moved), keyPrefix);
 	}
@@ -186,12 +186,12 @@ final class RedisTier {
 	 * The same server and breaker, keys under {@code <key-prefix>:<child>} instead, errors counted in
 	 * {@code metrics}.
 	 */
-	RedisTier child(String child, TieredCacheMetrics metrics) {
+	public RedisTier child(String child, TieredCacheMetrics metrics) {
 		return new RedisTier(this.redis, this.calls.countingIn(metrics), this.keyPrefix + ":" + child);
 	}
 
 	/** Deletes every key under this tier's key prefix (SCAN and UNLINK, never KEYS); returns how many. */
-	long deleteAll() {
+	public long deleteAll() {
 		List<String> keys = new ArrayList<>();
 		ScanOptions options = ScanOptions.scanOptions().match(this.keyPrefix + ":*").count(1000).build();
 		try (Cursor<String> cursor = this.redis.scan(options)) {
@@ -205,29 +205,29 @@ final class RedisTier {
 	}
 
 	/** The server this tier writes to. */
-	StringRedisTemplate template() {
+	public StringRedisTemplate template() {
 		return this.redis;
 	}
 
 	/** How this tier's commands go past or through its breaker. */
-	RedisCalls calls() {
+	public RedisCalls calls() {
 		return this.calls;
 	}
 
 	/** The prefix of every key of this tier. */
-	String keyPrefix() {
+	public String keyPrefix() {
 		return this.keyPrefix;
 	}
 
-	CircuitBreaker breaker() {
+	public CircuitBreaker breaker() {
 		return this.calls.breaker();
 	}
 
-	String valueKey(String cache, long generation, String shape, String key) {
+	public String valueKey(String cache, long generation, String shape, String key) {
 		return this.namespace + cache + ":g" + generation + ":" + shape + ":" + hashTag(cache, key);
 	}
 
-	String lockKey(String cache, long generation, String shape, String key) {
+	public String lockKey(String cache, long generation, String shape, String key) {
 		return this.namespace + cache + ":lock:g" + generation + ":" + shape + ":" + hashTag(cache, key);
 	}
 
@@ -253,12 +253,12 @@ final class RedisTier {
 	 * Forgets which shapes this instance registered: after a flush or a failover, Redis may have lost the
 	 * registrations.
 	 */
-	void forgetRegistrations() {
+	public void forgetRegistrations() {
 		this.shapes.forget();
 	}
 
 	/** The caches' hot sets in this tier's namespace. */
-	RedisHotSets hotSets() {
+	public RedisHotSets hotSets() {
 		return this.hotSets;
 	}
 
@@ -266,25 +266,25 @@ final class RedisTier {
 	 * The values of {@code valueKeys}, in order, {@code null} for a missing one: one MGET (which the cluster client
 	 * splits by slot).
 	 */
-	List<String> multiGet(String cache, List<String> valueKeys) {
+	public List<String> multiGet(String cache, List<String> valueKeys) {
 		List<String> values = this.calls.withBreaker(cache, "get", () -> this.redis.opsForValue().multiGet(valueKeys));
 		return (values != null) ? values : Collections.nCopies(valueKeys.size(), null);
 	}
 
-	String shapesKey(String cache) {
+	public String shapesKey(String cache) {
 		return this.namespace + cache + ":shapes";
 	}
 
-	String generationKey(String cache) {
+	public String generationKey(String cache) {
 		return this.namespace + cache + ":generation";
 	}
 
-	long generation(String cache, long now) {
+	public long generation(String cache, long now) {
 		return this.calls.withBreaker(cache, "generation",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 	}
 
-	String get(String cache, String valueKey) {
+	public String get(String cache, String valueKey) {
 		return this.calls.withBreaker(cache, "get", () -> this.redis.opsForValue().get(valueKey));
 	}
 
@@ -298,7 +298,7 @@ final class RedisTier {
 	 * @return the value if the key holds a fresh one; otherwise whether the lock was taken, and what the key held
 	 * ({@code ""} for nothing, else a tombstone or a stale value)
 	 */
-	LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now,
+	public LockAttempt getOrLock(String cache, String valueKey, String lockKey, String token, long lockMillis, long now,
 			long maxReadAge, String shape, long loadUntil) {
 		// Before the key is read: an eviction that reads the shapes after this tombstones the key this load stores.
 		this.shapes.register(cache, shape, loadUntil);
@@ -317,7 +317,7 @@ final class RedisTier {
 	 * Stores {@code value} if the key still holds {@code seen}, keeping {@code shape} registered for its
 	 * {@code ttlMillis} from {@code now}; releases {@code token}'s lock if given.
 	 */
-	boolean storeIfUnchanged(String cache, String valueKey, String lockKey, String seen, String value, long ttlMillis,
+	public boolean storeIfUnchanged(String cache, String valueKey, String lockKey, String seen, String value, long ttlMillis,
 			String token, String shape, long now) {
 		// Registered until the value expires before it is stored: an eviction until then tombstones it.
 		this.shapes.register(cache, shape, now + ttlMillis);
@@ -327,7 +327,7 @@ final class RedisTier {
 		return stored != null && stored == 1;
 	}
 
-	void unlock(String cache, String lockKey, String token) {
+	public void unlock(String cache, String lockKey, String token) {
 		this.calls.withBreaker(cache, "unlock", () -> this.redis.execute(UNLOCK, List.of(lockKey), token));
 	}
 
@@ -339,7 +339,7 @@ final class RedisTier {
 	 * Two steps in two slots: read the generation and the shapes, tombstone the key (one slot: its hash tag). A load that stores under a generation newer than the one read here started after this eviction
 	 * did (that generation did not exist before), so after the write: a tombstone under it is not needed (ADR 0035).
 	 */
-	long evict(String cache, String key, long generation, String shape, long tombstoneMillis, long now) {
+	public long evict(String cache, String key, long generation, String shape, long tombstoneMillis, long now) {
 		Long current = this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(GENERATION, List.of(generationKey(cache)), String.valueOf(now)));
 		// Shapes are registered with other instances' clocks: drop one only when it is past by a tombstone's life.
@@ -361,7 +361,7 @@ final class RedisTier {
 	}
 
 	/** Moves {@code cache} to its next generation; returns it, for the caller to announce. */
-	long evictAll(String cache, long sentAt) {
+	public long evictAll(String cache, long sentAt) {
 		return this.calls.pastTheBreaker(cache, "evict",
 				() -> this.redis.execute(NEXT_GENERATION, List.of(generationKey(cache)), String.valueOf(sentAt)));
 	}
@@ -370,7 +370,7 @@ final class RedisTier {
 	 * Moves {@code cache} to a new generation after the cluster failed over to config epoch {@code epoch}, once
 	 * per epoch whichever instance asks first.
 	 */
-	GenerationMove evictAllAfterFailover(String cache, long epoch, long now) {
+	public GenerationMove evictAllAfterFailover(String cache, long epoch, long now) {
 		return moveOnce(cache, GENERATION_AFTER_FAILOVER, failoverKey(cache), String.valueOf(epoch), now);
 	}
 
@@ -378,7 +378,7 @@ final class RedisTier {
 	 * Moves {@code cache} to a new generation after a standalone connection (a Sentinel's, say) found another
 	 * primary behind it, {@code runId}: once per primary whichever instance asks first.
 	 */
-	GenerationMove evictAllForNewPrimary(String cache, String runId, long now) {
+	public GenerationMove evictAllForNewPrimary(String cache, String runId, long now) {
 		return moveOnce(cache, GENERATION_FOR_NEW_PRIMARY, primaryKey(cache, runId),
 				String.valueOf(PRIMARY_MARKER_TTL.toMillis()), now);
 	}
@@ -394,7 +394,7 @@ final class RedisTier {
 	 * The generation a cache is at after a move that happens once for the fleet, and whether this call moved it (then
 	 * the caller announces it).
 	 */
-	record GenerationMove(long generation, boolean moved) {
+	public record GenerationMove(long generation, boolean moved) {
 	}
 
 }

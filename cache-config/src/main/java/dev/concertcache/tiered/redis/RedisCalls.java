@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.util.function.Supplier;
 
@@ -13,7 +13,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
  * either way a failure is counted and thrown as {@link RedisUnavailableException}, and a MOVED answer tells the
  * cluster's topology watcher (ADR 0014, ADR 0035).
  */
-final class RedisCalls {
+public final class RedisCalls {
 
 	private final CircuitBreaker breaker;
 
@@ -22,22 +22,22 @@ final class RedisCalls {
 	/** Told of a command Redis Cluster redirected with MOVED: the client does not follow it (ADR 0035). */
 	private final Runnable moved;
 
-	RedisCalls(CircuitBreaker breaker, TieredCacheMetrics metrics, Runnable moved) {
+	public RedisCalls(CircuitBreaker breaker, TieredCacheMetrics metrics, Runnable moved) {
 		this.breaker = breaker;
 		this.metrics = metrics;
 		this.moved = moved;
 	}
 
 	/** The same breaker, errors counted in {@code metrics}. */
-	RedisCalls countingIn(TieredCacheMetrics metrics) {
+	public RedisCalls countingIn(TieredCacheMetrics metrics) {
 		return new RedisCalls(this.breaker, metrics, this.moved);
 	}
 
-	CircuitBreaker breaker() {
+	public CircuitBreaker breaker() {
 		return this.breaker;
 	}
 
-	<T> T withBreaker(String cache, String operation, Supplier<T> command) {
+	public <T> T withBreaker(String cache, String operation, Supplier<T> command) {
 		try {
 			return this.breaker.executeSupplier(command);
 		}
@@ -54,7 +54,7 @@ final class RedisCalls {
 	 * can still take must land now, not wait in this process' memory while others serve the old value.
 	 * Only a Redis that does not answer (the command timeout) makes it fail.
 	 */
-	<T> T pastTheBreaker(String cache, String operation, Supplier<T> command) {
+	public <T> T pastTheBreaker(String cache, String operation, Supplier<T> command) {
 		try {
 			return command.get();
 		}

@@ -1,17 +1,17 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 /**
  * The result of {@link RedisTier#getOrLock}: the fresh value ({@link Hit}), or what the key held ({@code ""} for nothing,
  * a tombstone or a stale value) with the lock taken ({@link Locked}) or held by another loader ({@link Wait}); each
  * with the Redis server's time (epoch ms) when the step ran.
  */
-sealed interface LockAttempt {
+public sealed interface LockAttempt {
 
-	String raw();
+	public String raw();
 
-	long serverTime();
+	public long serverTime();
 
-	static LockAttempt of(String outcome, String raw, long serverTime) {
+	public static LockAttempt of(String outcome, String raw, long serverTime) {
 		return switch (outcome) {
 			case "hit" -> new Hit(raw, serverTime);
 			case "locked" -> new Locked(raw, serverTime);
@@ -19,13 +19,13 @@ sealed interface LockAttempt {
 		};
 	}
 
-	record Hit(String raw, long serverTime) implements LockAttempt {
+	public record Hit(String raw, long serverTime) implements LockAttempt {
 	}
 
-	record Locked(String raw, long serverTime) implements LockAttempt {
+	public record Locked(String raw, long serverTime) implements LockAttempt {
 	}
 
-	record Wait(String raw, long serverTime) implements LockAttempt {
+	public record Wait(String raw, long serverTime) implements LockAttempt {
 	}
 
 }

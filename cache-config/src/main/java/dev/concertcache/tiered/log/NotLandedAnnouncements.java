@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.log;
 
 import java.time.Duration;
 import java.util.Map;
@@ -15,10 +15,10 @@ import dev.concertcache.tiered.gate.PendingEvictions;
  * included) for the whole outage; once per max-silence still reaches an instance started meanwhile within it.
  * Hearing another instance's announcement counts as told: they heard it too.
  */
-final class NotLandedAnnouncements {
+public final class NotLandedAnnouncements {
 
 	/** Keys remembered at most; past it all are forgotten: each is announced once more, never fewer times. */
-	static final int MAXIMUM_KEYS = 10_000;
+	public static final int MAXIMUM_KEYS = 10_000;
 
 	private final Ticker ticker;
 
@@ -27,7 +27,7 @@ final class NotLandedAnnouncements {
 	/** Per encoded key ({@link PendingEvictions#ALL} for the whole cache), when the others were last told. */
 	private final Map<String, Long> told = new ConcurrentHashMap<>();
 
-	NotLandedAnnouncements(Ticker ticker, Duration interval) {
+	public NotLandedAnnouncements(Ticker ticker, Duration interval) {
 		this.ticker = ticker;
 		this.intervalNanos = interval.toNanos();
 	}
@@ -36,7 +36,7 @@ final class NotLandedAnnouncements {
 	 * Whether the others are to be told of {@code key}'s eviction now; if so, it counts as told from now (one retry
 	 * tells them, not two at once), unless {@link #notTold} follows.
 	 */
-	boolean claim(String key) {
+	public boolean claim(String key) {
 		long now = this.ticker.read();
 		if (this.told.size() >= MAXIMUM_KEYS) {
 			this.told.clear();
@@ -50,12 +50,12 @@ final class NotLandedAnnouncements {
 	}
 
 	/** The announcement {@link #claim} allowed did not reach the stream: the next retry tells them. */
-	void notTold(String key) {
+	public void notTold(String key) {
 		this.told.remove(key);
 	}
 
 	/** The others heard of {@code key}'s eviction now, from another instance. */
-	void heard(String key) {
+	public void heard(String key) {
 		if (this.told.size() >= MAXIMUM_KEYS) {
 			this.told.clear();
 		}
@@ -63,7 +63,7 @@ final class NotLandedAnnouncements {
 	}
 
 	/** {@code key}'s eviction landed; the whole cache's landing covers every key's. */
-	void landed(String key) {
+	public void landed(String key) {
 		if (this.told.isEmpty()) {
 			return;
 		}

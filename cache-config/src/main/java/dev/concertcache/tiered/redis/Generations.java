@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.time.Clock;
 import java.util.concurrent.atomic.AtomicLong;
@@ -14,9 +14,9 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
  * from the counter once per {@code max-silence}, as L1 entries are (ADR 0035): a read that cannot confirm it does
  * not use Redis.
  */
-final class Generations {
+public final class Generations {
 
-	static final long UNKNOWN = -1;
+	public static final long UNKNOWN = -1;
 
 	private final String cache;
 
@@ -40,7 +40,7 @@ final class Generations {
 	 */
 	private final AtomicLong floor = new AtomicLong(UNKNOWN);
 
-	Generations(String cache, RedisTier redis, Clock clock, InvalidationWatermark watermark, Runnable moved) {
+	public Generations(String cache, RedisTier redis, Clock clock, InvalidationWatermark watermark, Runnable moved) {
 		this.cache = cache;
 		this.redis = redis;
 		this.clock = clock;
@@ -53,7 +53,7 @@ final class Generations {
 	 * {@code max-silence} since it was last read.
 	 * @throws RedisUnavailableException if it has to be read and Redis cannot tell
 	 */
-	long current() {
+	public long current() {
 		long current = this.generation.get();
 		if (current != UNKNOWN && this.watermark.covers(this.confirmedAt)) {
 			return current;
@@ -73,7 +73,7 @@ final class Generations {
 	}
 
 	/** The generation as known, {@link #UNKNOWN} if none: evictions use it without reading Redis. */
-	long known() {
+	public long known() {
 		return this.generation.get();
 	}
 
@@ -84,21 +84,21 @@ final class Generations {
 	 * message sent before an evict-all this instance already applied names the generation before it.
 	 * @return whether it moved, so that L1 must be cleared
 	 */
-	boolean adopt(long current) {
+	public boolean adopt(long current) {
 		long known = this.generation.get();
 		advance(current);
 		return known != UNKNOWN && current > known;
 	}
 
 	/** Moves to {@code next} if it is newer (an evict-all of this instance or another). */
-	void advance(long next) {
+	public void advance(long next) {
 		this.floor.accumulateAndGet(next, Math::max);
 		this.generation.accumulateAndGet(next, (current, update) -> (current == UNKNOWN) ? UNKNOWN
 				: Math.max(current, update));
 	}
 
 	/** Forgets the generation, after invalidations may have been lost: the next read asks Redis. */
-	void forget() {
+	public void forget() {
 		this.generation.set(UNKNOWN);
 	}
 

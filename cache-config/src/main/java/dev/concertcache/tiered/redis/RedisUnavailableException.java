@@ -1,11 +1,11 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 /** Redis could not be used for this call; the read or write goes on without it. */
-final class RedisUnavailableException extends RuntimeException {
+public final class RedisUnavailableException extends RuntimeException {
 
 	private final boolean everyInstanceTold;
 
-	RedisUnavailableException(Throwable cause) {
+	public RedisUnavailableException(Throwable cause) {
 		this(cause, false);
 	}
 
@@ -15,11 +15,11 @@ final class RedisUnavailableException extends RuntimeException {
 	}
 
 	/** This failure of an eviction, and whether every instance was told on the stream that it has not landed. */
-	RedisUnavailableException told(boolean everyInstanceTold) {
+	public RedisUnavailableException told(boolean everyInstanceTold) {
 		return new RedisUnavailableException(getCause(), everyInstanceTold);
 	}
 
-	boolean everyInstanceTold() {
+	public boolean everyInstanceTold() {
 		return this.everyInstanceTold;
 	}
 

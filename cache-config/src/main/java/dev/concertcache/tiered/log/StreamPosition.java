@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.log;
 
 import java.util.List;
 import java.util.function.Consumer;
@@ -18,7 +18,7 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
  * behind the position, or another server that lacks the last message read means invalidations were lost: L1 is
  * flushed and reading starts again from the stream's end. Nothing is remembered beyond the last message.
  */
-final class StreamPosition {
+public final class StreamPosition {
 
 	/**
 	 * The last message and the counter, read together: the next message must follow the counter's number. A script
@@ -47,24 +47,24 @@ final class StreamPosition {
 
 	private String runId = "";
 
-	StreamPosition(String stream, Consumer<String> flush, Consumer<String> newServer, InvalidationWatermark watermark) {
+	public StreamPosition(String stream, Consumer<String> flush, Consumer<String> newServer, InvalidationWatermark watermark) {
 		this.stream = stream;
 		this.flush = flush;
 		this.newServer = newServer;
 		this.watermark = watermark;
 	}
 
-	boolean isStarted() {
+	public boolean isStarted() {
 		return this.lastId != null;
 	}
 
 	/** Starts after the stream's last message on the server with {@code runId}. */
-	void start(RedisClusterCommands<String, String> redis, String runId) {
+	public void start(RedisClusterCommands<String, String> redis, String runId) {
 		this.runId = runId;
 		startFromTheEnd(redis);
 	}
 
-	String lastId() {
+	public String lastId() {
 		String lastId = this.lastId;
 		if (lastId == null) {
 			throw new IllegalStateException("Not started");
@@ -73,7 +73,7 @@ final class StreamPosition {
 	}
 
 	/** A message was read: its id and number become the position. */
-	void read(String id, @Nullable String sequence) {
+	public void read(String id, @Nullable String sequence) {
 		this.lastId = id;
 		checkSequence(sequence);
 	}
@@ -82,7 +82,7 @@ final class StreamPosition {
 	 * Whether {@code runId} is another server than the one the position is on: if so it is reported and reading
 	 * resumes on it.
 	 */
-	boolean onServer(RedisClusterCommands<String, String> redis, String runId) {
+	public boolean onServer(RedisClusterCommands<String, String> redis, String runId) {
 		if (runId.equals(this.runId)) {
 			return false;
 		}
@@ -116,7 +116,7 @@ final class StreamPosition {
 	 * After a disconnect from the same server: the sequence counter tells whether messages were published since the last one read, and the stream whether the
 	 * next of them is still there (trimmed, or the stream deleted, if not).
 	 */
-	void recoverAfterDisconnect(RedisClusterCommands<String, String> redis) {
+	public void recoverAfterDisconnect(RedisClusterCommands<String, String> redis) {
 		if (this.lastSequence < 0) {
 			return;
 		}

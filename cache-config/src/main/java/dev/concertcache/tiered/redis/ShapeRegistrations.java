@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -15,7 +15,7 @@ import org.springframework.data.redis.core.script.RedisScript;
  * every shape in use (ADR 0012). This instance remembers what it registered and for how long, so that a miss costs
  * no registration while one holds.
  */
-final class ShapeRegistrations {
+public final class ShapeRegistrations {
 
 	/** Registers a shape until ARGV[1] (epoch ms), never shortening a registration (GT still adds new ones). */
 	private static final RedisScript<Long> REGISTER_SHAPE = RedisScript.of(
@@ -37,7 +37,7 @@ final class ShapeRegistrations {
 	/** Until when (epoch ms) this instance registered each {@code <cache> <shape>}, as far as it knows. */
 	private final ConcurrentMap<String, Long> registered = new ConcurrentHashMap<>();
 
-	ShapeRegistrations(StringRedisTemplate redis, RedisCalls calls, Function<String, String> shapesKey) {
+	public ShapeRegistrations(StringRedisTemplate redis, RedisCalls calls, Function<String, String> shapesKey) {
 		this.redis = redis;
 		this.calls = calls;
 		this.shapesKey = shapesKey;
@@ -47,7 +47,7 @@ final class ShapeRegistrations {
 	 * Registers {@code shape} as in use by {@code cache} until at least {@code until} (epoch ms), unless this
 	 * instance registered it that long already.
 	 */
-	void register(String cache, String shape, long until) {
+	public void register(String cache, String shape, long until) {
 		String registration = cache + " " + shape;
 		Long known = this.registered.get(registration);
 		if (known != null && known >= until) {
@@ -60,7 +60,7 @@ final class ShapeRegistrations {
 	}
 
 	/** Forgets every registration: Redis may have lost them. */
-	void forget() {
+	public void forget() {
 		this.registered.clear();
 	}
 

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.util.Optional;
 
@@ -12,10 +12,10 @@ import dev.concertcache.tiered.format.StoredDigest;
  *
  * @param <V> the value type
  */
-sealed interface RedisRead<V> {
+public sealed interface RedisRead<V> {
 
 	@SuppressWarnings("unchecked")
-	static <V> RedisRead<V> unavailable() {
+	public static <V> RedisRead<V> unavailable() {
 		return (RedisRead<V>) Unavailable.INSTANCE;
 	}
 
@@ -24,12 +24,12 @@ sealed interface RedisRead<V> {
 	 * @param digest the digest of the bytes it was read from, {@code null} if unknown
 	 * @param readAgo how long before this read (ms) it was read from the database, {@link #UNKNOWN_AGE} if unknown
 	 */
-	record Hit<V>(Optional<V> value, @Nullable StoredDigest digest, long readAgo) implements RedisRead<V> {
+	public record Hit<V>(Optional<V> value, @Nullable StoredDigest digest, long readAgo) implements RedisRead<V> {
 
 		/** The age of a value that carries no database read time, or that was read without the server's time. */
-		static final long UNKNOWN_AGE = -1;
+		public static final long UNKNOWN_AGE = -1;
 
-		Hit(Optional<V> value, @Nullable StoredDigest digest) {
+		public Hit(Optional<V> value, @Nullable StoredDigest digest) {
 			this(value, digest, UNKNOWN_AGE);
 		}
 	}
@@ -43,7 +43,7 @@ sealed interface RedisRead<V> {
 	 * @param readAt the Redis server's time (epoch ms) before the load, which the stored value carries as when it
 	 * was read from the database; {@link dev.concertcache.tiered.format.JsonValueCodec#UNKNOWN_READ} if unknown
 	 */
-	record Load<V>(String valueKey, String lockKey, String seen, @Nullable String token, long readAt)
+	public record Load<V>(String valueKey, String lockKey, String seen, @Nullable String token, long readAt)
 			implements RedisRead<V> {
 	}
 
@@ -51,7 +51,7 @@ sealed interface RedisRead<V> {
 	 * Redis is down or slow, or still holds what this instance's own pending eviction replaced: load without it,
 	 * store nothing.
 	 */
-	enum Unavailable implements RedisRead<Object> {
+	public enum Unavailable implements RedisRead<Object> {
 
 		INSTANCE
 

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.log;
 
 import java.time.Duration;
 import java.util.List;
@@ -47,7 +47,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
  * {@link InvalidationWatermark}; any failure of the loop, errors included, is logged and retried, so the thread never
  * dies silently.
  */
-final class InvalidationListener implements Runnable {
+public final class InvalidationListener implements Runnable {
 
 	private static final Log logger = LogFactory.getLog(InvalidationListener.class);
 
@@ -129,7 +129,7 @@ final class InvalidationListener implements Runnable {
 	/** Where in the stream this listener is, and on which server. */
 	private final StreamPosition position;
 
-	InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
+	public InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
 			TieredCacheMetrics metrics, InvalidationWatermark watermark, ChangeFeedWatermark feed,
 			@Nullable ServerConfirmation server) {
@@ -147,7 +147,7 @@ final class InvalidationListener implements Runnable {
 		this.position = new StreamPosition(stream, flush, newServer, watermark);
 	}
 
-	synchronized void start() {
+	public synchronized void start() {
 		if (this.running) {
 			return;
 		}
@@ -163,7 +163,7 @@ final class InvalidationListener implements Runnable {
 		thread.start();
 	}
 
-	synchronized void stop() {
+	public synchronized void stop() {
 		this.running = false;
 		this.client.removeListener(this.disconnects);
 		StatefulConnection<String, String> connection = this.connection;
@@ -186,16 +186,16 @@ final class InvalidationListener implements Runnable {
 	 * Has the next read check which server holds the stream first: the topology says the stream's slot has another
 	 * primary now, whose own messages may have ids before the last one read (its clock behind the old one's).
 	 */
-	void serverMayHaveChanged() {
+	public void serverMayHaveChanged() {
 		this.suspect.set(true);
 	}
 
 	/** Parks the listener before its next {@code run_id} checks; for tests of what a read finds meanwhile. */
-	void beforeServerCheck(Runnable hook) {
+	public void beforeServerCheck(Runnable hook) {
 		this.beforeServerCheck = hook;
 	}
 
-	boolean isConnected() {
+	public boolean isConnected() {
 		Thread thread = this.thread;
 		return this.reading && thread != null && thread.isAlive();
 	}

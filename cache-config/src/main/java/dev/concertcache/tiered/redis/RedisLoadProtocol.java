@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.redis;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -13,6 +13,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.format.JsonValueCodec.OtherShapeException;
 import dev.concertcache.tiered.format.JsonValueCodec.Stored;
 import dev.concertcache.tiered.format.JsonValueCodec.UnreadableValueException;
@@ -26,11 +27,11 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 /**
  * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's
  * load lock or waits for its holder's value; the loaded value is stored only if the key still holds what the
- * loader saw, so that an eviction during the load wins ({@link CacheEvictions} tombstones).
+ * loader saw, so that an eviction during the load wins ({@code CacheEvictions} tombstones).
  *
  * @param <V> the value type
  */
-final class RedisLoadProtocol<V> {
+public final class RedisLoadProtocol<V> {
 
 	private static final Log logger = LogFactory.getLog(RedisLoadProtocol.class);
 
@@ -53,7 +54,7 @@ final class RedisLoadProtocol<V> {
 	private volatile Runnable beforeLockWait = () -> {
 	};
 
-	RedisLoadProtocol(String cache, RedisTier redis, JsonValueCodec<V> codec, Generations generations,
+	public RedisLoadProtocol(String cache, RedisTier redis, JsonValueCodec<V> codec, Generations generations,
 			TieredCacheConfiguration spec, Settings settings, TieredCacheMetrics.ForCache metrics) {
 		this.cache = cache;
 		this.redis = redis;
@@ -65,7 +66,7 @@ final class RedisLoadProtocol<V> {
 	}
 
 	/** The Redis key {@code key} (encoded) is stored under now. */
-	String valueKey(String key) {
+	public String valueKey(String key) {
 		return this.redis.valueKey(this.cache, this.generations.current(), this.codec.shape(), key);
 	}
 
@@ -74,12 +75,12 @@ final class RedisLoadProtocol<V> {
 	 * @param previous the L1 entry past its freshness that this read refreshes, if any: if the key holds, fresh,
 	 * the very bytes it was decoded from, the hit carries its value instance instead of decoding them again
 	 */
-	RedisRead<V> read(String key, @Nullable L1Entry<V> previous) {
+	public RedisRead<V> read(String key, @Nullable L1Entry<V> previous) {
 		return read(key, previous, -1, this.metrics.l2Hit, this.metrics.l2Miss);
 	}
 
 	/** {@link #read}, for refresh-ahead: its outcome counted apart from the callers' gets. */
-	RedisRead<V> refresh(String key, L1Entry<V> current) {
+	public RedisRead<V> refresh(String key, L1Entry<V> current) {
 		return read(key, current, -1, this.metrics.refreshHit, this.metrics.refreshMiss);
 	}
 
@@ -89,7 +90,7 @@ final class RedisLoadProtocol<V> {
 	 * Redis server's clock) is a hit. Any other is loaded again under the load lock, which the instances of the
 	 * fleet share: one of them loads a key, the others wait for its value.
 	 */
-	RedisRead<V> readBehindTheFeed(String key, Duration maxReadAge) {
+	public RedisRead<V> readBehindTheFeed(String key, Duration maxReadAge) {
 		return read(key, null, maxReadAge.toMillis(), this.metrics.l2Hit, this.metrics.l2Miss);
 	}
 
@@ -153,7 +154,7 @@ final class RedisLoadProtocol<V> {
 	 * What Redis holds under {@code key} (encoded) now, without the lock, as a failed load's candidate for a stale
 	 * value when a read did not ask Redis (the change feed behind); unavailable where {@link #read} would be.
 	 */
-	RedisRead<V> lastKnown(String key) {
+	public RedisRead<V> lastKnown(String key) {
 		if (this.settings.pending().covers(this.cache, key) || this.settings.server().stamp() < 0) {
 			return RedisRead.unavailable();
 		}
@@ -175,7 +176,7 @@ final class RedisLoadProtocol<V> {
 	 * round trip, no lock: a key Redis has no fresh value of is left to the first real read.
 	 * @throws RedisUnavailableException if Redis cannot be used
 	 */
-	List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
+	public List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
 		long stamp = this.settings.server().stamp();
 		if (stamp < 0) {
 			throw new RedisUnavailableException(new IllegalStateException("The Redis server is not confirmed yet"));
@@ -303,7 +304,7 @@ final class RedisLoadProtocol<V> {
 	 * @param started the ticker time the read began
 	 * @return the digest of the bytes stored, {@code null} if nothing was
 	 */
-	@Nullable StoredDigest store(RedisRead.Load<V> load, Optional<V> loaded, long started) {
+	public @Nullable StoredDigest store(RedisRead.Load<V> load, Optional<V> loaded, long started) {
 		long elapsed = this.settings.ticker().read() - started;
 		try {
 			if (elapsed >= this.settings.tombstoneTtl().toNanos() / 2) {
@@ -334,7 +335,7 @@ final class RedisLoadProtocol<V> {
 	}
 
 	/** Releases the load lock if this reader holds it; one that Redis cannot take expires by itself. */
-	void unlockQuietly(RedisRead<V> read) {
+	public void unlockQuietly(RedisRead<V> read) {
 		if (read instanceof RedisRead.Load<V> load) {
 			try {
 				unlock(load);
@@ -351,7 +352,7 @@ final class RedisLoadProtocol<V> {
 		}
 	}
 
-	@Nullable Stored<V> decode(String raw) {
+	public @Nullable Stored<V> decode(String raw) {
 		try {
 			return this.codec.decode(raw);
 		}
@@ -364,7 +365,7 @@ final class RedisLoadProtocol<V> {
 		}
 	}
 
-	void beforeLockWait(Runnable hook) {
+	public void beforeLockWait(Runnable hook) {
 		this.beforeLockWait = hook;
 	}
 
@@ -372,7 +373,7 @@ final class RedisLoadProtocol<V> {
 	 * What every cache of a manager shares: its clocks, its pending evictions, whether its standalone server is
 	 * confirmed, its identity in invalidation messages and the load lock's timing.
 	 */
-	record Settings(Ticker ticker, Clock clock, PendingEvictions pending, ServerConfirmation server, String instanceId,
+	public record Settings(Ticker ticker, Clock clock, PendingEvictions pending, ServerConfirmation server, String instanceId,
 			Duration lockTtl, Duration lockPollInterval, Duration tombstoneTtl, Duration maxSilence) {
 	}
 
