@@ -17,6 +17,7 @@ import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.gate.ChangeFeedWatermark;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.hotset.HotSetMember;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoaderFailures;
 import dev.concertcache.tiered.loader.LoaderGuard;
@@ -43,7 +44,7 @@ import dev.concertcache.tiered.redis.RedisUnavailableException;
  * that finds, through the normal read, the very bytes the L1 entry came from keeps its value instance
  * ({@link StoredDigest}): what the application made of it (written JSON, an entity tag) stays valid.
  */
-final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
+final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember {
 
 	private static final Log logger = LogFactory.getLog(DefaultTieredCache.class);
 
@@ -211,8 +212,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 		return this.redis.valueKey(this.keys.encode(key));
 	}
 
-	/** The encoded keys of this instance's hottest fresh L1 entries, hottest first, at most {@code n}. */
-	List<String> hottest(int n) {
+	@Override
+	public List<String> hottest(int n) {
 		return this.local.hottest(n);
 	}
 
@@ -224,7 +225,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V> {
 	 * @return how many entries were put into L1
 	 * @throws RedisUnavailableException if Redis cannot be used
 	 */
-	int fill(List<String> keys) {
+	@Override
+	public int fill(List<String> keys) {
 		List<String> reservedKeys = new ArrayList<>(keys.size());
 		List<CompletableFuture<L1Entry<V>>> reservations = new ArrayList<>(keys.size());
 		for (String key : keys) {

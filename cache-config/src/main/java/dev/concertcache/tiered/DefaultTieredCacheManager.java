@@ -33,6 +33,8 @@ import dev.concertcache.tiered.gate.ChangeFeedWatermark;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
+import dev.concertcache.tiered.hotset.HotSetExchange;
+import dev.concertcache.tiered.hotset.HotSetFill;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.log.InvalidationListener;
 import dev.concertcache.tiered.log.InvalidationStream;

@@ -5,6 +5,8 @@ import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.hotset.HotSetFill;
+
 /**
  * Creates the {@link TieredCache caches} an application uses; each name is configured under
  * {@code tiered-cache.caches.<name>}.

@@ -19,6 +19,8 @@ import tools.jackson.databind.json.JsonMapper;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
 
+import dev.concertcache.tiered.hotset.HotSetConfiguration;
+
 /**
  * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory has a default.
  */

@@ -27,6 +27,7 @@ import org.springframework.dao.DataAccessResourceFailureException;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.autoconfigure.TieredCacheAutoConfiguration;
 import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
+import dev.concertcache.tiered.hotset.HotSetConfiguration;
 import dev.concertcache.tiered.loader.LoaderGuard;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.springframework.data.redis.core.RedisCallback;
 
 import dev.concertcache.testsupport.RedisServer;
+import dev.concertcache.tiered.hotset.HotSetConfiguration;
+import dev.concertcache.tiered.hotset.HotSetFill;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

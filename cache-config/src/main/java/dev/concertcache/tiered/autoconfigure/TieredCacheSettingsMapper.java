@@ -14,7 +14,7 @@ import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 
 import dev.concertcache.tiered.DefaultTieredCacheManager;
-import dev.concertcache.tiered.HotSetConfiguration;
+import dev.concertcache.tiered.hotset.HotSetConfiguration;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheManagerBuilder;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.Bulkhead;

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.hotset;
 
 import java.time.Duration;
 
@@ -27,7 +27,7 @@ public record HotSetConfiguration(Duration publishInterval, int size, Duration f
 	public static final Duration DEFAULT_FILL_TIMEOUT = Duration.ofSeconds(5);
 
 	/** Publish intervals after which a set nobody published again expires. */
-	static final int TTL_INTERVALS = 3;
+	public static final int TTL_INTERVALS = 3;
 
 	/** Keys per Redis round trip of a fill (one MGET). */
 	static final int FILL_BATCH = 100;
@@ -61,7 +61,7 @@ public record HotSetConfiguration(Duration publishInterval, int size, Duration f
 	 * Checks that the settings make sense.
 	 * @throws IllegalStateException naming the property otherwise
 	 */
-	HotSetConfiguration validate(String where) {
+	public HotSetConfiguration validate(String where) {
 		if (this.publishInterval == null || this.publishInterval.isNegative() || this.publishInterval.isZero()) {
 			throw new IllegalStateException(where + ".publish-interval must be positive, was " + this.publishInterval);
 		}

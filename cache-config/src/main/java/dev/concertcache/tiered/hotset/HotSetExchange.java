@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.hotset;
 
 import java.time.Clock;
 import java.time.Duration;
@@ -17,6 +17,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.TieredCacheMode;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 import dev.concertcache.tiered.redis.RedisTier;
 import dev.concertcache.tiered.redis.RedisUnavailableException;
@@ -26,7 +27,7 @@ import dev.concertcache.tiered.redis.RedisUnavailableException;
  * hottest L1 entries to Redis, and an instance that joins fills its L1 from what the others published, before it
  * takes requests (ADR 0202).
  */
-final class HotSetExchange {
+public final class HotSetExchange {
 
 	private static final Log logger = LogFactory.getLog(HotSetExchange.class);
 
@@ -34,7 +35,7 @@ final class HotSetExchange {
 
 	private final HotSetConfiguration hotSet;
 
-	private final Supplier<Collection<DefaultTieredCache<?, ?>>> caches;
+	private final Supplier<? extends Collection<? extends HotSetMember>> caches;
 
 	private final RedisTier redis;
 
@@ -44,7 +45,7 @@ final class HotSetExchange {
 
 	private volatile @Nullable ScheduledExecutorService publisher;
 
-	HotSetExchange(TieredCacheMode mode, HotSetConfiguration hotSet, Supplier<Collection<DefaultTieredCache<?, ?>>> caches,
+	public HotSetExchange(TieredCacheMode mode, HotSetConfiguration hotSet, Supplier<? extends Collection<? extends HotSetMember>> caches,
 			RedisTier redis, TieredCacheMetrics metrics, Clock clock) {
 		this.enabled = mode == TieredCacheMode.TIERED && hotSet.enabled();
 		this.hotSet = hotSet;
@@ -55,7 +56,7 @@ final class HotSetExchange {
 	}
 
 	/** Publishes every {@code publish-interval}, on a thread of its own: a slow publish holds back nothing else. */
-	void start() {
+	public void start() {
 		if (!this.enabled) {
 			return;
 		}
@@ -69,7 +70,7 @@ final class HotSetExchange {
 		this.publisher = publisher;
 	}
 
-	void stop() {
+	public void stop() {
 		ScheduledExecutorService publisher = this.publisher;
 		if (publisher != null) {
 			publisher.shutdownNow();
@@ -77,7 +78,7 @@ final class HotSetExchange {
 	}
 
 	/** The hot-set settings; for tests. */
-	HotSetConfiguration configuration() {
+	public HotSetConfiguration configuration() {
 		return this.hotSet;
 	}
 
@@ -88,7 +89,7 @@ final class HotSetExchange {
 	 * current command (the Redis command timeout). A reservation it leaves in L1 meanwhile makes a reader wait for
 	 * that command at most, then read as usual.
 	 */
-	HotSetFill fill() {
+	public HotSetFill fill() {
 		if (!this.enabled) {
 			return HotSetFill.NONE;
 		}
@@ -117,9 +118,9 @@ final class HotSetExchange {
 	 * Publishes the keys of every cache's hottest L1 entries into its hot set; scheduled every
 	 * {@code publish-interval}, and callable by tests.
 	 */
-	void publish() {
+	public void publish() {
 		long ttl = this.hotSet.publishInterval().toMillis() * HotSetConfiguration.TTL_INTERVALS;
-		for (DefaultTieredCache<?, ?> cache : this.caches.get()) {
+		for (HotSetMember cache : this.caches.get()) {
 			List<String> hottest = cache.hottest(this.hotSet.size());
 			if (hottest.isEmpty()) {
 				continue;
@@ -143,14 +144,14 @@ final class HotSetExchange {
 
 		volatile int published;
 
-		final AtomicInteger filled = new AtomicInteger();
+		public final AtomicInteger filled = new AtomicInteger();
 
 		@Override
 		public void run() {
 			try {
 				int size = HotSetExchange.this.hotSet.size();
-				Map<DefaultTieredCache<?, ?>, List<String>> hot = new LinkedHashMap<>();
-				for (DefaultTieredCache<?, ?> cache : HotSetExchange.this.caches.get()) {
+				Map<HotSetMember, List<String>> hot = new LinkedHashMap<>();
+				for (HotSetMember cache : HotSetExchange.this.caches.get()) {
 					if (this.stopped) {
 						return;
 					}
@@ -160,7 +161,7 @@ final class HotSetExchange {
 				}
 				int batch = HotSetConfiguration.FILL_BATCH;
 				for (int from = 0; hot.values().stream().anyMatch(hasMoreThan(from)); from += batch) {
-					for (Map.Entry<DefaultTieredCache<?, ?>, List<String>> cache : hot.entrySet()) {
+					for (Map.Entry<HotSetMember, List<String>> cache : hot.entrySet()) {
 						List<String> keys = cache.getValue();
 						if (this.stopped) {
 							return;

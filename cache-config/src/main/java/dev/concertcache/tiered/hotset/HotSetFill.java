@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.hotset;
 
 import java.time.Duration;
 
