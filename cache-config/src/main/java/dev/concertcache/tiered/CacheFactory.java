@@ -19,6 +19,7 @@ import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
 import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
+import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.gate.ChangeFeedWatermark;
 import dev.concertcache.tiered.gate.InvalidationWatermark;

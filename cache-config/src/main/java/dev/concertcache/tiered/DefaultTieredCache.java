@@ -12,6 +12,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.format.CacheKeyEncoder;
 import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.gate.ChangeFeedWatermark;

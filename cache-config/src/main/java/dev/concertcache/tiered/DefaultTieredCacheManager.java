@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Optional;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,6 +30,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.util.Assert;
 
+import dev.concertcache.tiered.eviction.CacheEvictions;
+import dev.concertcache.tiered.eviction.PendingEvictionRetry;
+import dev.concertcache.tiered.failover.FailoverGenerations;
 import dev.concertcache.tiered.gate.ChangeFeedWatermark;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
@@ -143,10 +147,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.dispatch = new InvalidationDispatch(this::coreOrNull, this.instanceId, this.metrics, this.clock);
 		this.hotSet = new HotSetExchange(this.mode, builder.hotSet.validate("tiered-cache.hot-set"), this::cores,
 				this.redis, this.metrics, this.clock);
-		this.failovers = new FailoverGenerations(this::cores, this.redis, this.stream, this.pending, this.feed, this.server,
+		this.failovers = new FailoverGenerations(this::evictions, this.redis, this.stream, this.pending, this.feed, this.server,
 				() -> this.listener, this.instanceId, this.clock);
-		this.retry = new PendingEvictionRetry(this.pending, this::cores, this::coreOrNull, this.failovers,
-				builder.retryInterval);
+		this.retry = new PendingEvictionRetry(this.pending, this::evictions, this::evictionsOrNull,
+				this.failovers::retryMove, builder.retryInterval);
 	}
 
 	/** Starts building a manager over {@code connectionFactory}, in mode TIERED unless told otherwise. */
@@ -200,6 +204,17 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	private @Nullable DefaultTieredCache<?, ?> coreOrNull(String name) {
 		CacheFactory.Registered<?, ?> registered = this.caches.get(name);
 		return (registered != null) ? registered.core() : null;
+	}
+
+	/** The evictions of the real caches created so far. */
+	private List<CacheEvictions> evictions() {
+		return this.caches.values().stream().map((cache) -> cache.core().evictions()).toList();
+	}
+
+	/** The evictions of real cache {@code name}, {@code null} if it was not created. */
+	private @Nullable CacheEvictions evictionsOrNull(String name) {
+		DefaultTieredCache<?, ?> core = coreOrNull(name);
+		return (core != null) ? core.evictions() : null;
 	}
 
 	/** The Redis tier of the real caches; for tests. */

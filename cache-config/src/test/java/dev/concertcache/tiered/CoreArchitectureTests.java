@@ -24,7 +24,8 @@ class CoreArchitectureTests {
 
 	/** The concerns below the root that the manager assembles. */
 	private static final String[] CONCERNS = { "dev.concertcache.tiered.gate..", "dev.concertcache.tiered.local..",
-			"dev.concertcache.tiered.redis..", "dev.concertcache.tiered.log..", "dev.concertcache.tiered.hotset.." };
+			"dev.concertcache.tiered.redis..", "dev.concertcache.tiered.log..", "dev.concertcache.tiered.hotset..",
+			"dev.concertcache.tiered.eviction..", "dev.concertcache.tiered.failover.." };
 
 	private final JavaClasses classes = new ClassFileImporter().withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
 		.importPackages("dev.concertcache.tiered");

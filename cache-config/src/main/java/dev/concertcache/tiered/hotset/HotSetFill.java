@@ -3,7 +3,7 @@ package dev.concertcache.tiered.hotset;
 import java.time.Duration;
 
 /**
- * What one fill of L1 from the hot set did (see {@link TieredCacheManager#fillHotSet()}).
+ * What one fill of L1 from the hot set did (see {@link dev.concertcache.tiered.TieredCacheManager#fillHotSet()}).
  *
  * @param published the hot keys read from Redis, every cache together
  * @param filled the entries put into L1: fresh values Redis held under the current generation and shape

@@ -88,7 +88,7 @@ public final class InvalidationListener implements Runnable {
 
 	/**
 	 * Told of every other connection's disconnect on a standalone client, confirmed by the {@code run_id} check that
-	 * follows; {@code null} on a cluster, where {@link ClusterFailovers} watches the topology instead.
+	 * follows; {@code null} on a cluster, where {@code ClusterFailovers} watches the topology instead.
 	 */
 	private final @Nullable ServerConfirmation server;
 

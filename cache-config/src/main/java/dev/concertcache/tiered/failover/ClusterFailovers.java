@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.failover;
 
 import java.util.BitSet;
 import java.util.List;

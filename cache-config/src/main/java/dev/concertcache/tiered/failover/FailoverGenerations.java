@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.failover;
 
 import java.time.Clock;
 import java.util.Collection;
@@ -15,6 +15,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.gate.ChangeFeedWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
@@ -28,11 +29,11 @@ import dev.concertcache.tiered.redis.RedisTier;
  * L1 is cleared where lost announcements could have reached it. On a cluster it follows {@link ClusterFailovers};
  * on a standalone or Sentinel client the invalidation listener reports a new {@code run_id}.
  */
-final class FailoverGenerations {
+public final class FailoverGenerations {
 
 	private static final Log logger = LogFactory.getLog(FailoverGenerations.class);
 
-	private final Supplier<Collection<DefaultTieredCache<?, ?>>> caches;
+	private final Supplier<? extends Collection<CacheEvictions>> caches;
 
 	private final RedisTier redis;
 
@@ -67,7 +68,7 @@ final class FailoverGenerations {
 	private volatile Runnable beforeFailoverMove = () -> {
 	};
 
-	FailoverGenerations(Supplier<Collection<DefaultTieredCache<?, ?>>> caches, RedisTier redis, InvalidationStream stream, PendingEvictions pending,
+	public FailoverGenerations(Supplier<? extends Collection<CacheEvictions>> caches, RedisTier redis, InvalidationStream stream, PendingEvictions pending,
 			ChangeFeedWatermark feed, ServerConfirmation server, Supplier<@Nullable InvalidationListener> listener,
 			String instanceId, Clock clock) {
 		this.caches = caches;
@@ -86,7 +87,7 @@ final class FailoverGenerations {
 	 * ({@link ClusterFailovers}); the generations move off it (Redis round trips) on a thread of their own, not behind a
 	 * retry of pending evictions.
 	 */
-	void follow(RedisClusterClient cluster) {
+	public void follow(RedisClusterClient cluster) {
 		ExecutorService moves = Executors.newSingleThreadExecutor((task) -> {
 			Thread thread = new Thread(task, "tiered-cache-failover");
 			thread.setDaemon(true);
@@ -112,7 +113,7 @@ final class FailoverGenerations {
 		failovers.start();
 	}
 
-	void stop() {
+	public void stop() {
 		ClusterFailovers failovers = this.failovers;
 		if (failovers != null) {
 			failovers.stop();
@@ -123,10 +124,10 @@ final class FailoverGenerations {
 		}
 	}
 
-	void flush(String reason) {
+	public void flush(String reason) {
 		logger.info("Flushing L1 of every cache: " + reason);
 		this.redis.forgetRegistrations();
-		this.caches.get().forEach((cache) -> cache.evictions().flush());
+		this.caches.get().forEach(CacheEvictions::flush);
 	}
 
 	/**
@@ -140,7 +141,7 @@ final class FailoverGenerations {
 	 * ({@link #streamServerChanged}). A cache whose move Redis does not take yet is queued as an
 	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
 	 */
-	void afterFailover(long epoch, boolean streamMoved) {
+	public void afterFailover(long epoch, boolean streamMoved) {
 		if (streamMoved) {
 			// Whatever the epoch: two failovers at once may be reported once, under the higher epoch.
 			streamServerChanged("the invalidation stream's slot has another primary, which may lack its last "
@@ -164,7 +165,7 @@ final class FailoverGenerations {
 	 * moves to a new generation, once per primary across the fleet (ADR 0035). A Redis that restarted empty gets
 	 * the same: nothing is lost by it.
 	 */
-	void afterNewPrimary(String runId) {
+	public void afterNewPrimary(String runId) {
 		streamServerChanged("another Redis server (run_id " + runId + ")");
 		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
 		moveEveryGeneration((cache) -> announced(cache, (now) -> this.redis.evictAllForNewPrimary(cache, runId, now), null),
@@ -177,7 +178,7 @@ final class FailoverGenerations {
 	 * and the feed's next confirmation on that server comes only after it invalidated again everything past the
 	 * checkpoint the server kept, which its lost announcements were (ADR 0037).
 	 */
-	void streamServerChanged(String reason) {
+	public void streamServerChanged(String reason) {
 		if (this.feed.isFollowed()) {
 			logger.info("Keeping L1 until the change feed confirms again: " + reason);
 		}
@@ -209,20 +210,20 @@ final class FailoverGenerations {
 	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
 		this.redis.forgetRegistrations();
 		this.failoverMove = move;
-		for (DefaultTieredCache<?, ?> cache : this.caches.get()) {
+		for (CacheEvictions cache : this.caches.get()) {
 			try {
 				long generation = move.applyAsLong(cache.name());
 				if (clearL1) {
-					cache.evictions().onInvalidation(PendingEvictions.ALL, generation);
+					cache.onInvalidation(PendingEvictions.ALL, generation);
 				}
 				else {
-					cache.evictions().advanceGeneration(generation);
+					cache.advanceGeneration(generation);
 				}
 			}
 			catch (RuntimeException ex) {
 				if (clearL1) {
 					this.pending.add(cache.name(), PendingEvictions.ALL);
-					cache.evictions().flush();
+					cache.flush();
 				}
 				else {
 					this.pending.add(cache.name(), PendingEvictions.GENERATION);
@@ -233,7 +234,7 @@ final class FailoverGenerations {
 	}
 
 	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
-	void onMoved() {
+	public void onMoved() {
 		ClusterFailovers failovers = this.failovers;
 		if (failovers != null) {
 			failovers.refresh();
@@ -241,9 +242,9 @@ final class FailoverGenerations {
 	}
 
 	/** Moves {@code cache}'s generation again as the last failover did; whether Redis took it. */
-	boolean retryMove(DefaultTieredCache<?, ?> cache) {
+	public boolean retryMove(CacheEvictions cache) {
 		try {
-			cache.evictions().advanceGeneration(this.failoverMove.applyAsLong(cache.name()));
+			cache.advanceGeneration(this.failoverMove.applyAsLong(cache.name()));
 			return true;
 		}
 		catch (RuntimeException ex) {
@@ -252,12 +253,12 @@ final class FailoverGenerations {
 	}
 
 	/** Parks the generation moves after the next cluster failovers; for tests of what a read finds meanwhile. */
-	void beforeFailoverMove(Runnable hook) {
+	public void beforeFailoverMove(Runnable hook) {
 		this.beforeFailoverMove = hook;
 	}
 
 	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */
-	long handled() {
+	public long handled() {
 		return this.failoversHandled.get();
 	}
 

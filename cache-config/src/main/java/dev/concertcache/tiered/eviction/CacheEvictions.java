@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.eviction;
 
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.local.LocalTier;
@@ -15,7 +15,7 @@ import dev.concertcache.tiered.redis.RedisUnavailableException;
  * Redis (or moves the cache's generation) and announces it, then clears L1; a message from another instance moves
  * the generation or clears the key; an eviction Redis did not take is pending until it lands.
  */
-final class CacheEvictions {
+public final class CacheEvictions {
 
 	private static final Runnable NOTHING = () -> {
 	};
@@ -47,7 +47,7 @@ final class CacheEvictions {
 	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
 	private volatile Runnable afterEvictionInL1 = NOTHING;
 
-	CacheEvictions(String name, LocalTier<?> local, RedisTier redis, InvalidationStream stream, String shape,
+	public CacheEvictions(String name, LocalTier<?> local, RedisTier redis, InvalidationStream stream, String shape,
 			RedisLoadProtocol.Settings settings,
 			Generations generations, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
 		this.name = name;
@@ -62,11 +62,16 @@ final class CacheEvictions {
 		this.metrics = metrics;
 	}
 
+	/** The name of the cache whose evictions these are. */
+	public String name() {
+		return this.name;
+	}
+
 	/**
 	 * Evicts {@code key} (encoded) from L1 here and, through Redis, on every instance; queued if Redis is down.
 	 * @return whether Redis took it
 	 */
-	boolean evictNow(String key) {
+	public boolean evictNow(String key) {
 		try {
 			evictInRedis(key, () -> this.pending.add(this.name, key));
 			return true;
@@ -80,7 +85,7 @@ final class CacheEvictions {
 	 * Makes every entry of this cache unreachable on every instance; queued if Redis is down.
 	 * @return whether Redis took it
 	 */
-	boolean evictAllNow() {
+	public boolean evictAllNow() {
 		try {
 			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
 			return true;
@@ -96,7 +101,7 @@ final class CacheEvictions {
 	 * can only find the old value in L1 (the write is not acknowledged yet), after it Redis holds the tombstone.
 	 * @param unavailable runs if Redis does not take it, before L1 is cleared (see {@link #evictAllInRedis})
 	 */
-	void evictInRedis(String key, Runnable unavailable) {
+	public void evictInRedis(String key, Runnable unavailable) {
 		try {
 			adoptGeneration(tombstone(key));
 			this.betweenEvictionSteps.run();
@@ -118,7 +123,7 @@ final class CacheEvictions {
 	 * cache before a read can miss L1 because of this one, or that read finds Redis' old value and keeps it (a read
 	 * that starts while L1 is being cleared is not necessarily cleared with it)
 	 */
-	void evictAllInRedis(Runnable unavailable) {
+	public void evictAllInRedis(Runnable unavailable) {
 		try {
 			this.generations.advance(moveGeneration());
 			this.betweenEvictionSteps.run();
@@ -137,7 +142,7 @@ final class CacheEvictions {
 	 * Applies an invalidation message from another instance. The generation first: a read that starts after the
 	 * L1 step must use the generation the message names.
 	 */
-	void onInvalidation(String key, long generation) {
+	public void onInvalidation(String key, long generation) {
 		this.metrics.received.increment();
 		if (generation == InvalidationStream.NOT_LANDED) {
 			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
@@ -176,29 +181,29 @@ final class CacheEvictions {
 	 * Moves to a newer generation, L1 kept: this instance's own evict-all heard back from the stream (L1 was cleared
 	 * when it was made), or its own move after a failover, which makes stale what Redis holds, not L1 (ADR 0035).
 	 */
-	void advanceGeneration(long next) {
+	public void advanceGeneration(long next) {
 		this.generations.advance(next);
 	}
 
 	/** Applies another instance's move after a failover: what Redis holds is stale, not L1 (ADR 0035). */
-	void onGenerationMoved(long generation) {
+	public void onGenerationMoved(long generation) {
 		this.metrics.received.increment();
 		this.generations.advance(generation);
 	}
 
 	/** Forgets everything this instance knows, after invalidations may have been lost. */
-	void flush() {
+	public void flush() {
 		this.generations.forget();
 		this.local.invalidateAll("flush");
 	}
 
 	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */
-	void betweenEvictionSteps(Runnable hook) {
+	public void betweenEvictionSteps(Runnable hook) {
 		this.betweenEvictionSteps = hook;
 	}
 
 	/** Runs {@code hook} right after the L1 step of the next evictions; for tests of what a read finds then. */
-	void afterEvictionInL1(Runnable hook) {
+	public void afterEvictionInL1(Runnable hook) {
 		this.afterEvictionInL1 = hook;
 	}
 

@@ -1,4 +1,4 @@
-package dev.concertcache.tiered;
+package dev.concertcache.tiered.eviction;
 
 import java.time.Duration;
 import java.util.Collection;
@@ -7,6 +7,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -20,33 +21,33 @@ import dev.concertcache.tiered.gate.PendingEvictions;
  * Sends again, every {@code retry-interval}, the evictions Redis did not take (ADR 0014): until one lands, this
  * instance's reads of its key skip Redis.
  */
-final class PendingEvictionRetry {
+public final class PendingEvictionRetry {
 
 	private static final Log logger = LogFactory.getLog(PendingEvictionRetry.class);
 
 	private final PendingEvictions pending;
 
-	private final Supplier<Collection<DefaultTieredCache<?, ?>>> caches;
+	private final Supplier<? extends Collection<CacheEvictions>> caches;
 
-	private final Function<String, @Nullable DefaultTieredCache<?, ?>> cache;
+	private final Function<String, @Nullable CacheEvictions> cache;
 
-	private final FailoverGenerations failovers;
+	/** Moves a cache's generation again as the last failover did; whether Redis took it. */
+	private final Predicate<CacheEvictions> retryMove;
 
 	private final Duration interval;
 
 	private volatile @Nullable ScheduledExecutorService retries;
 
-	PendingEvictionRetry(PendingEvictions pending, Supplier<Collection<DefaultTieredCache<?, ?>>> caches,
-			Function<String, @Nullable DefaultTieredCache<?, ?>> cache, FailoverGenerations failovers,
-			Duration interval) {
+	public PendingEvictionRetry(PendingEvictions pending, Supplier<? extends Collection<CacheEvictions>> caches,
+			Function<String, @Nullable CacheEvictions> cache, Predicate<CacheEvictions> retryMove, Duration interval) {
 		this.pending = pending;
 		this.caches = caches;
 		this.cache = cache;
-		this.failovers = failovers;
+		this.retryMove = retryMove;
 		this.interval = interval;
 	}
 
-	void start() {
+	public void start() {
 		ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor((task) -> {
 			Thread thread = new Thread(task, "tiered-cache-retry");
 			thread.setDaemon(true);
@@ -57,14 +58,14 @@ final class PendingEvictionRetry {
 		this.retries = retries;
 	}
 
-	void stop() {
+	public void stop() {
 		ScheduledExecutorService retries = this.retries;
 		if (retries != null) {
 			retries.shutdownNow();
 		}
 	}
 
-	void retry() {
+	public void retry() {
 		try {
 			// Not gated by the Redis breaker, as evictions are not: the first one Redis does not take ends the pass.
 			if (this.pending.isEmpty()) {
@@ -72,15 +73,15 @@ final class PendingEvictionRetry {
 			}
 			if (this.pending.overflowed()) {
 				this.pending.overflowDone();
-				for (DefaultTieredCache<?, ?> cache : this.caches.get()) {
-					if (!cache.evictions().evictAllNow()) {
+				for (CacheEvictions cache : this.caches.get()) {
+					if (!cache.evictAllNow()) {
 						return;
 					}
 				}
 			}
 			for (Map.Entry<Eviction, Long> request : this.pending.snapshot()) {
 				Eviction eviction = request.getKey();
-				DefaultTieredCache<?, ?> cache = this.cache.apply(eviction.cache());
+				CacheEvictions cache = this.cache.apply(eviction.cache());
 				if (cache == null) {
 					this.pending.done(eviction, request.getValue());
 					continue;
@@ -89,9 +90,9 @@ final class PendingEvictionRetry {
 				// may have put the old L2 value back into this instance's L1. Forgotten only once Redis took it:
 				// until then this instance's reads of the key do not use Redis.
 				boolean taken = switch (eviction.key()) {
-					case PendingEvictions.ALL -> cache.evictions().evictAllNow();
-					case PendingEvictions.GENERATION -> this.failovers.retryMove(cache);
-					default -> cache.evictions().evictNow(eviction.key());
+					case PendingEvictions.ALL -> cache.evictAllNow();
+					case PendingEvictions.GENERATION -> this.retryMove.test(cache);
+					default -> cache.evictNow(eviction.key());
 				};
 				if (!taken) {
 					return;
