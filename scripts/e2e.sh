@@ -19,7 +19,8 @@ if [[ -z $K6 ]]; then
   GOBIN="$ROOT/loadtests/.bin" go install go.k6.io/k6@v1.8.1
   K6=$ROOT/loadtests/.bin/k6
 fi
-JAR=$ROOT/api/target/api.jar
+# API_JAR from outside (scripts/test.sh: the fast tier's jar) is used as it is.
+JAR=${API_JAR:-$ROOT/api/target/api.jar}
 [[ -f $JAR ]] || ./mvnw -q -B -ntp -pl api -am package -DskipTests
 
 # shellcheck source=scripts/services.sh

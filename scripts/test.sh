@@ -21,8 +21,10 @@
 #
 # Work that needs nothing the tiers before it make starts at once in the background, at the idle scheduling class
 # (chrt --idle: it gets a core only when no other process wants one, so the foreground tiers run as they would
-# without it), and its tier waits for it: the checks, and the image's build (from a clean tree of HEAD). On two
-# cores the JUnit tiers leave part of a core idle (failovers and outages are waits), enough for both.
+# without it), and its tier waits for it: the checks, and the image's build (from a clean tree of HEAD); once the
+# fast tier has built the API's jar, the stack tiers' data set (generated and dumped into RUNNER_DATA_CACHE, from a
+# copy of that jar that the stack tiers then run: the integration tier's build may rewrite the jar meanwhile). On
+# two cores the JUnit tiers leave part of a core idle (failovers and outages are waits), enough for all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -62,14 +64,32 @@ image_build() {
 }
 
 tier_e2e() {
-  bash scripts/e2e.sh
+  await_data_set && bash scripts/e2e.sh
+}
+
+# The stack runs' size (scripts/e2e.sh, loadtests/run.sh): their data set, restored from RUNNER_DATA_CACHE after.
+STACK_CONCERTS=5000
+
+data_set() {
+  source scripts/services.sh &&
+    trap stop_services EXIT &&
+    start_mariadb &&
+    load_data_set java "$API_JAR" "$STACK_CONCERTS" "$BACKGROUND/data-set-generate.log" \
+      --spring.datasource.url="$DB_JDBC_URL" &&
+    echo "the stack tiers' data set: $STACK_CONCERTS concerts, dumped into $RUNNER_DATA_CACHE"
+}
+
+# Waits for the data set when it is being made in the background (a later tier finds it in RUNNER_DATA_CACHE).
+await_data_set() {
+  [[ -z ${BACKGROUND_PIDS[data_set]:-} ]] || await_background data_set || true
 }
 
 tier_smoke() {
+  await_data_set &&
   # The README's main job, smoke-sized, with the database killed for 6 s in the middle: the runner from nothing to
   # its result table, and the outage path (no 5xx but 503, stale values served, loads again once the database is
   # back; ADR 0031); then its comparison with the floor and nginx (short rounds on one API).
-  bash loadtests/run.sh db-outage 6s@8s --smoke --duration 25s && bash loadtests/run.sh ceiling --smoke
+    bash loadtests/run.sh db-outage 6s@8s --smoke --duration 25s && bash loadtests/run.sh ceiling --smoke
 }
 
 tier_freshness() {
@@ -81,8 +101,9 @@ tier_freshness() {
   # halfway, the other instance taking its lease over. Each fails on any read older than 1 s after its write's
   # acknowledgement or a writer's own read behind its write; lags are reported, not judged: on two shared cores a
   # smoke run's p99 is the scheduler's.
-  FRESHNESS_OPTS="--lag-p99-ms none --sql-lag-p99-ms none" bash loadtests/run.sh --freshness --sql-writer \
-    --fault redis-clients,capture-stall,rolling-deploy,reader-kill --smoke
+  await_data_set &&
+    FRESHNESS_OPTS="--lag-p99-ms none --sql-lag-p99-ms none" bash loadtests/run.sh --freshness --sql-writer \
+      --fault redis-clients,capture-stall,rolling-deploy,reader-kill --smoke
 }
 
 # background NAME: the function NAME started in the background at the idle scheduling class, in a process group of
@@ -126,6 +147,7 @@ scripts/install-deps.sh redis-server mariadb-server prometheus
 # The stack runs' data set, generated once: the first run of a size dumps it here, the later ones restore it
 # (scripts/services.sh's load_data_set). A RUNNER_DATA_CACHE from outside is kept, for tiers run one at a time.
 BACKGROUND=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-test.XXXXXX")
+export BACKGROUND
 if [[ -z ${RUNNER_DATA_CACHE:-} ]]; then
   RUNNER_DATA_CACHE=$BACKGROUND/data
   mkdir "$RUNNER_DATA_CACHE"
@@ -154,6 +176,12 @@ for name in "${TIERS[@]}"; do
     failed=1
   fi
   results+=("$(printf '%-12s %4d:%02d  %s' "$name" $((elapsed / 60)) $((elapsed % 60)) "$verdict")")
+  if [[ $name == fast && $status == 0 && -f api/target/api.jar && " ${selected[*]} " =~ \ (e2e|smoke|freshness)\  ]]; then
+    # Modification time kept: it names the dump (services.sh's load_data_set).
+    cp -p api/target/api.jar "$BACKGROUND/api.jar"
+    export API_JAR=$BACKGROUND/api.jar STACK_CONCERTS
+    background data_set
+  fi
 done
 
 total=$((SECONDS - started))
