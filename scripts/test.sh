@@ -18,6 +18,13 @@
 #
 # Every named tier runs even when one before it failed; the exit status is 1 when any failed. A tier's function
 # runs where `set -e` does not apply (its status is collected), so its commands are chained with &&.
+#
+# Work that needs nothing the tiers before it make starts at once in the background, at the idle scheduling class
+# (chrt --idle: it gets a core only when no other process wants one, so the foreground tiers run as they would
+# without it), and its tier waits for it: the checks, and the image's build (from a clean tree of HEAD); once the
+# fast tier has built the API's jar, the stack tiers' data set (generated and dumped into RUNNER_DATA_CACHE, from a
+# copy of that jar that the stack tiers then run: the integration tier's build may rewrite the jar meanwhile). On
+# two cores the JUnit tiers leave part of a core idle (failovers and outages are waits), enough for all three.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +39,10 @@ tier_integration() {
 }
 
 tier_checks() {
+  await_background checks
+}
+
+checks() {
   # The load-test report's arithmetic (ratios of --compare and --ceiling, the freshness verdict) and the runner's
   # options (lib/cli.py), with the reports' packages.
   (source loadtests/lib/python-env.sh && ensure_python_env &&
@@ -45,18 +56,40 @@ tier_checks() {
 }
 
 tier_image() {
-  bash .ci/image-check/run.sh
+  await_background image_build && bash .ci/image-check/run.sh --built
+}
+
+image_build() {
+  bash .ci/image-check/run.sh --build-only
 }
 
 tier_e2e() {
-  bash scripts/e2e.sh
+  await_data_set && bash scripts/e2e.sh
+}
+
+# The stack runs' size (scripts/e2e.sh, loadtests/run.sh): their data set, restored from RUNNER_DATA_CACHE after.
+STACK_CONCERTS=5000
+
+data_set() {
+  source scripts/services.sh &&
+    trap stop_services EXIT &&
+    start_mariadb &&
+    load_data_set java "$API_JAR" "$STACK_CONCERTS" "$BACKGROUND/data-set-generate.log" \
+      --spring.datasource.url="$DB_JDBC_URL" &&
+    echo "the stack tiers' data set: $STACK_CONCERTS concerts, dumped into $RUNNER_DATA_CACHE"
+}
+
+# Waits for the data set when it is being made in the background (a later tier finds it in RUNNER_DATA_CACHE).
+await_data_set() {
+  [[ -z ${BACKGROUND_PIDS[data_set]:-} ]] || await_background data_set || true
 }
 
 tier_smoke() {
+  await_data_set &&
   # The README's main job, smoke-sized, with the database killed for 6 s in the middle: the runner from nothing to
   # its result table, and the outage path (no 5xx but 503, stale values served, loads again once the database is
   # back; ADR 0031); then its comparison with the floor and nginx (short rounds on one API).
-  bash loadtests/run.sh db-outage 6s@8s --smoke --duration 25s && bash loadtests/run.sh ceiling --smoke
+    bash loadtests/run.sh db-outage 6s@8s --smoke --duration 25s && bash loadtests/run.sh ceiling --smoke
 }
 
 tier_freshness() {
@@ -68,8 +101,39 @@ tier_freshness() {
   # halfway, the other instance taking its lease over. Each fails on any read older than 1 s after its write's
   # acknowledgement or a writer's own read behind its write; lags are reported, not judged: on two shared cores a
   # smoke run's p99 is the scheduler's.
-  FRESHNESS_OPTS="--lag-p99-ms none --sql-lag-p99-ms none" bash loadtests/run.sh --freshness --sql-writer \
-    --fault redis-clients,capture-stall,rolling-deploy,reader-kill --smoke
+  await_data_set &&
+    FRESHNESS_OPTS="--lag-p99-ms none --sql-lag-p99-ms none" bash loadtests/run.sh --freshness --sql-writer \
+      --fault redis-clients,capture-stall,rolling-deploy,reader-kill --smoke
+}
+
+# background NAME: the function NAME started in the background at the idle scheduling class, in a process group of
+# its own (stopped with test.sh), its output kept for await_background.
+declare -A BACKGROUND_PIDS=()
+background() {
+  export -f "$1"
+  setsid chrt --idle 0 bash -c 'started=$SECONDS; status=0; "$1" || status=$?
+    echo "$status $((SECONDS - started))" >"$2.status"; exit "$status"' background "$1" "$BACKGROUND/$1" \
+    >"$BACKGROUND/$1.log" 2>&1 </dev/null &
+  BACKGROUND_PIDS[$1]=$!
+}
+
+# await_background NAME: waits for NAME, prints its output and how long it ran; its exit status.
+await_background() {
+  local waited=$SECONDS status=0 ran
+  wait "${BACKGROUND_PIDS[$1]}" || status=$?
+  unset "BACKGROUND_PIDS[$1]"
+  cat "$BACKGROUND/$1.log"
+  read -r _ ran <"$BACKGROUND/$1.status" 2>/dev/null || ran='?'
+  echo "($1: $ran s in the background, $((SECONDS - waited)) s waited for here)"
+  return "$status"
+}
+
+stop_background() {
+  local pid
+  for pid in "${BACKGROUND_PIDS[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  wait 2>/dev/null || true
 }
 
 selected=("$@")
@@ -82,11 +146,19 @@ scripts/install-deps.sh redis-server mariadb-server prometheus
 
 # The stack runs' data set, generated once: the first run of a size dumps it here, the later ones restore it
 # (scripts/services.sh's load_data_set). A RUNNER_DATA_CACHE from outside is kept, for tiers run one at a time.
+BACKGROUND=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-test.XXXXXX")
+export BACKGROUND
 if [[ -z ${RUNNER_DATA_CACHE:-} ]]; then
-  RUNNER_DATA_CACHE=$(mktemp -d "${TMPDIR:-/tmp}/concert-cache-data.XXXXXX")
-  trap 'rm -rf "$RUNNER_DATA_CACHE"' EXIT
+  RUNNER_DATA_CACHE=$BACKGROUND/data
+  mkdir "$RUNNER_DATA_CACHE"
 fi
 export RUNNER_DATA_CACHE
+trap 'stop_background; rm -rf "$BACKGROUND"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+[[ " ${selected[*]} " != *" checks "* ]] || background checks
+[[ " ${selected[*]} " != *" image "* ]] || background image_build
 
 results=()
 failed=0
@@ -104,6 +176,12 @@ for name in "${TIERS[@]}"; do
     failed=1
   fi
   results+=("$(printf '%-12s %4d:%02d  %s' "$name" $((elapsed / 60)) $((elapsed % 60)) "$verdict")")
+  if [[ $name == fast && $status == 0 && -f api/target/api.jar && " ${selected[*]} " =~ \ (e2e|smoke|freshness)\  ]]; then
+    # Modification time kept: it names the dump (services.sh's load_data_set).
+    cp -p api/target/api.jar "$BACKGROUND/api.jar"
+    export API_JAR=$BACKGROUND/api.jar STACK_CONCERTS
+    background data_set
+  fi
 done
 
 total=$((SECONDS - started))

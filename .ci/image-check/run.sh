@@ -13,7 +13,9 @@
 # Base images come from base-images.sh (Debian's JDK and JRE; the official ones cannot be pulled here), made once
 # per machine and passed through the Dockerfile's BUILD_BASE and RUNTIME_BASE arguments.
 #
-# Usage: .ci/image-check/run.sh [COMMIT]        (default HEAD; exit status non-zero on any failure)
+# Usage: .ci/image-check/run.sh [--build-only | --built] [COMMIT]     (default HEAD; exit status non-zero on any failure)
+#   --build-only  builds the image and stops; --built then checks and starts that image of the same commit without
+#                 building it again (scripts/test.sh builds in the background while other tiers run)
 # Environment: IMAGE_CHECK_DOCKERFILE (api/Dockerfile), IMAGE_CHECK_READY_SECONDS (300),
 #              IMAGE_CHECK_WARMUP (concert-cache.warmup.max-duration; default the image's own: the warm-up ends
 #              concert-cache.warmup.ready-within after the JVM started, ADR 0202).
@@ -21,10 +23,17 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 export STORAGE_DRIVER="${STORAGE_DRIVER:-vfs}"
+steps=build,start
+case ${1:-} in
+  --build-only) steps=build; shift ;;
+  --built) steps=start; shift ;;
+esac
 commit="$(git -C "$root" rev-parse --verify "${1:-HEAD}^{commit}")"
 dockerfile="${IMAGE_CHECK_DOCKERFILE:-api/Dockerfile}"
 ready_seconds="${IMAGE_CHECK_READY_SECONDS:-300}"
 image="localhost/concert-cache/api:image-check"
+# The commit an image was built from, as a label: --built refuses an image of another commit.
+commit_label=dev.concertcache.image-check.commit
 started=$SECONDS
 
 for tool in buildah debootstrap redis-server curl python3; do
@@ -32,9 +41,6 @@ for tool in buildah debootstrap redis-server curl python3; do
 done
 
 fail() { echo "image-check: FAIL $*" >&2; exit 1; }
-
-eval "$(bash "$here/base-images.sh")"
-echo "image-check: base images $BUILD_BASE, $RUNTIME_BASE ($((SECONDS - started)) s)"
 
 work="$(mktemp -d /var/tmp/concert-cache-image-check.XXXXXX)"
 containers=()
@@ -49,21 +55,26 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# A clean tree: what the commit holds, nothing of this checkout's build output or uncommitted files.
-mkdir "$work/src"
-git -C "$root" archive "$commit" | tar -x -C "$work/src"
-echo "image-check: building $dockerfile of $(git -C "$root" rev-parse --short "$commit")"
-build_started=$SECONDS
-# --layers keeps one layer per instruction, as Docker does (without it buildah squashes each stage into one). With
-# vfs every layer is a full copy of the filesystem, so the untagged images a build leaves go afterwards; the part
-# worth keeping between runs, the Maven repository, lives in the Dockerfile's cache mount.
-buildah rmi "$image" >/dev/null 2>&1 || true
-buildah bud --isolation chroot --layers --force-rm --pull=missing \
-  --build-arg BUILD_BASE="$BUILD_BASE" --build-arg RUNTIME_BASE="$RUNTIME_BASE" \
-  -f "$work/src/$dockerfile" -t "$image" "$work/src" >"$work/build.log" 2>&1 \
-  || { tail -40 "$work/build.log" >&2; fail "the image does not build (log above)"; }
-echo "image-check: built $image ($((SECONDS - build_started)) s)"
-buildah rmi --prune >/dev/null 2>&1 || true
+if [[ $steps == *build* ]]; then
+  eval "$(bash "$here/base-images.sh")"
+  echo "image-check: base images $BUILD_BASE, $RUNTIME_BASE ($((SECONDS - started)) s)"
+  # A clean tree: what the commit holds, nothing of this checkout's build output or uncommitted files.
+  mkdir "$work/src"
+  git -C "$root" archive "$commit" | tar -x -C "$work/src"
+  echo "image-check: building $dockerfile of $(git -C "$root" rev-parse --short "$commit")"
+  build_started=$SECONDS
+  # --layers keeps one layer per instruction, as Docker does (without it buildah squashes each stage into one). With
+  # vfs every layer is a full copy of the filesystem, so the untagged images a build leaves go afterwards; the part
+  # worth keeping between runs, the Maven repository, lives in the Dockerfile's cache mount.
+  buildah rmi "$image" >/dev/null 2>&1 || true
+  buildah bud --isolation chroot --layers --force-rm --pull=missing \
+    --build-arg BUILD_BASE="$BUILD_BASE" --build-arg RUNTIME_BASE="$RUNTIME_BASE" --label "$commit_label=$commit" \
+    -f "$work/src/$dockerfile" -t "$image" "$work/src" >"$work/build.log" 2>&1 \
+    || { tail -40 "$work/build.log" >&2; fail "the image does not build (log above)"; }
+  echo "image-check: built $image ($((SECONDS - build_started)) s)"
+  buildah rmi --prune >/dev/null 2>&1 || true
+fi
+[[ $steps == *start* ]] || exit 0
 
 # config EXPRESSION: a Python expression over the image's OCI configuration (c) and root filesystem (rootfs).
 config() {
@@ -73,6 +84,9 @@ image = json.load(sys.stdin)["OCIv1"]
 c, rootfs = image["config"], image["rootfs"]
 print(eval(sys.argv[1]))' "$1"
 }
+buildah inspect --type image "$image" >/dev/null 2>&1 || fail "there is no $image (build it first: --build-only)"
+built_from="$(config 'c.get("Labels", {}).get("'"$commit_label"'", "")')"
+[[ $built_from == "$commit" ]] || fail "$image was built from ${built_from:-an unlabelled tree}, not from $commit"
 user="$(config 'c.get("User", "")')"
 [[ -n $user && ${user%%:*} != 0 && ${user%%:*} != root ]] || fail "the image runs as root (USER '$user')"
 entrypoint="$(config 'json.dumps(c.get("Entrypoint") or [])')"
