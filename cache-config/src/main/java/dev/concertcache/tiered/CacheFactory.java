@@ -12,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
+import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
@@ -39,6 +40,17 @@ import dev.concertcache.tiered.redis.RedisTier;
  * decorators.
  */
 final class CacheFactory {
+
+	/**
+	 * Threads of the default refresh-ahead executor: a refresh is mostly one Redis read; two, so that one waiting
+	 * for a slow loader does not hold the others back.
+	 */
+	static final int REFRESH_THREADS = 2;
+
+	/** Refreshes queued at most; past it a hit starts none and the entry expires as it would without. */
+	static final int REFRESH_QUEUE_CAPACITY = 1024;
+
+	private static final Pattern CACHE_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
 	private final TieredCacheMode mode;
 
@@ -90,7 +102,7 @@ final class CacheFactory {
 		this.defaults = builder.defaults.validate("tiered-cache.defaults");
 		Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
 		builder.configured.forEach((name, configuration) -> {
-			DefaultTieredCacheManager.requireValidName(name);
+			requireValidName(name);
 			configured.put(name, configuration.validate("tiered-cache.caches." + name));
 		});
 		this.configured = Map.copyOf(configured);
@@ -170,7 +182,8 @@ final class CacheFactory {
 				this.redisSettings, forCache);
 		return new DefaultTieredCache<>(name, keyType, valueType, spec,
 				new DefaultTieredCache.Collaborators<>(local, protocol,
-						new CacheEvictions(name, local, redis, InvalidationStream.of(redis, this.streamMaxLength), codec.shape(), this.redisSettings, generations, this.pending,
+						new CacheEvictions(name, local, redis, InvalidationStream.of(redis, this.streamMaxLength),
+								codec.shape(), this.redisSettings, generations, this.pending,
 								forCache),
 						generations,
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
@@ -191,8 +204,8 @@ final class CacheFactory {
 
 	/** Daemon threads made on demand and gone when idle; a full queue rejects (the hit then starts no refresh). */
 	private static ExecutorService refresher() {
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(DefaultTieredCacheManager.REFRESH_THREADS, DefaultTieredCacheManager.REFRESH_THREADS, 30, TimeUnit.SECONDS,
-				new ArrayBlockingQueue<>(DefaultTieredCacheManager.REFRESH_QUEUE_CAPACITY), (task) -> {
+		ThreadPoolExecutor executor = new ThreadPoolExecutor(REFRESH_THREADS, REFRESH_THREADS, 30, TimeUnit.SECONDS,
+				new ArrayBlockingQueue<>(REFRESH_QUEUE_CAPACITY), (task) -> {
 					Thread thread = new Thread(task, "tiered-cache-refresh");
 					thread.setDaemon(true);
 					return thread;
@@ -203,6 +216,13 @@ final class CacheFactory {
 
 	/** A cache under its decorators, and the cache itself, which invalidations and retries reach directly. */
 	record Registered<K, V>(DefaultTieredCache<K, V> core, TieredCache<K, V> decorated) {
+	}
+
+	static void requireValidName(String name) {
+		if (name == null || !CACHE_NAME.matcher(name).matches()) {
+			throw new IllegalArgumentException("Cache name '" + name
+					+ "' must consist of letters, digits, '.', '_' and '-' (it is a segment of every Redis key)");
+		}
 	}
 
 }

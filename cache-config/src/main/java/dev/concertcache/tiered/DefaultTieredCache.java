@@ -190,19 +190,13 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		}
 	}
 
-	/**
-	 * Whether this instance holds {@code key} in L1 as a fresh, completed entry (one a read would hit); for tests
-	 * and diagnostics.
-	 */
+	/** Whether L1 holds {@code key} as a fresh, completed entry (one a read would hit); for tests and diagnostics. */
 	boolean isInL1(K key) {
 		L1Entry<V> entry = this.local.entry(this.keys.encode(key));
 		return entry != null && entry.isFreshAt(this.ticker.read());
 	}
 
-	/**
-	 * Whether this instance holds {@code key} in L1 past its fresh-until time, kept only to be served stale; for
-	 * tests and diagnostics.
-	 */
+	/** Whether L1 holds {@code key} past its fresh-until time, kept to be served stale; for tests and diagnostics. */
 	boolean isStaleInL1(K key) {
 		L1Entry<V> entry = this.local.entry(this.keys.encode(key));
 		return entry != null && !entry.isFreshAt(this.ticker.read());
@@ -219,11 +213,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	}
 
 	/**
-	 * Fills L1 with {@code keys} (encoded) as far as Redis holds fresh values of them, as a read of each would: the
-	 * current generation and shape, no tombstone, no key this instance's pending eviction covers, and each key
-	 * reserved in L1 before Redis is read, so that an invalidation heard meanwhile wins. Keys L1 holds already are
-	 * skipped; nothing is loaded from the loader.
-	 * @return how many entries were put into L1
+	 * As a read of each key would: the current generation and shape, no tombstone, no key this instance's pending
+	 * eviction covers, and each key reserved in L1 before Redis is read, so that an invalidation heard meanwhile wins.
 	 * @throws RedisUnavailableException if Redis cannot be used
 	 */
 	@Override
@@ -278,9 +269,13 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		if (behindTheFeed) {
 			this.metrics.feedBehind.increment();
 		}
+		// Behind the feed, Redis may lack tombstones of changes not confirmed (ADR 0037): only a value read from the
+		// database within max-lag is a hit; any other is loaded under the fleet's load lock, one load per key for the
+		// fleet, unless the breaker would reject the load at once.
 		RedisRead<V> read = !behindTheFeed
 				? ((refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1))
-				: this.loaderGuard.refusesUnreachable() ? RedisRead.unavailable() : behindTheFeed(key);
+				: this.loaderGuard.refusesUnreachable() ? RedisRead.unavailable()
+						: this.redis.readBehindTheFeed(key, this.feed.maxLag());
 		if (read instanceof RedisRead.Hit<V> hit) {
 			return fresh(hit.value(), Source.L2, readAt, databaseReadAt(hit, readAt), hit.digest());
 		}
@@ -293,7 +288,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 			// What Redis held behind the feed is what the gate refused: not a candidate beside the L1 entry.
 			RedisRead<V> candidate = behindTheFeed ? RedisRead.unavailable() : read;
 			L1Entry<V> stale = (ex instanceof RuntimeException failure)
-					? staleIfError(failure, key, candidate, staleInL1) : null;
+					? staleIfError(failure, key, candidate, staleInL1, true) : null;
 			if (stale != null) {
 				if (logger.isDebugEnabled()) {
 					logger.debug("Serving a stale value of cache '" + this.name + "': " + ex);
@@ -313,13 +308,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	 * older than the last invalidations heard or the feed's last confirmation, Redis while the feed is behind) is
 	 * served only while the database cannot be reached: while it answers but sheds this load (a full bulkhead, a
 	 * timeout), the refused value may be the old one of a committed write, and the failure is the honest answer.
-	 */
-	private @Nullable L1Entry<V> staleIfError(RuntimeException failure, String key, RedisRead<V> read,
-			@Nullable L1Entry<V> staleInL1) {
-		return staleIfError(failure, key, read, staleInL1, true);
-	}
-
-	/**
 	 * @param askRedis whether to read what Redis holds when the read did not (the feed behind): not for a reader
 	 * that rides on another's reload, which asks it once for all of them
 	 */
@@ -345,16 +333,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	 * what this instance has heard invalidations and the feed's confirmations up to, and no eviction of it is pending.
 	 */
 	private boolean isVouchedFor(String key, L1Entry<V> entry) {
-		return this.watermark.covers(entry.readAt) && this.feed.covers(entry.databaseReadAt) && !this.pending.coversKey(this.name, key);
-	}
-
-	/**
-	 * Redis may lack tombstones of changes the feed has not confirmed (ADR 0037): only a value some instance read
-	 * from the database within the feed's max-lag is a hit; any other is loaded again, under the load lock that the
-	 * fleet shares, so that the database sees about one load per key for the fleet, not one per instance.
-	 */
-	private RedisRead<V> behindTheFeed(String key) {
-		return this.redis.readBehindTheFeed(key, this.feed.maxLag());
+		return this.watermark.covers(entry.readAt) && this.feed.covers(entry.databaseReadAt)
+				&& !this.pending.coversKey(this.name, key);
 	}
 
 	/**

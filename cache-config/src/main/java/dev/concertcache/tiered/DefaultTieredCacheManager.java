@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -67,18 +66,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 */
 	public static final String LOADER_GUARD_NAME = "tiered-cache-loader";
 
-	/**
-	 * Threads of the default refresh-ahead executor: a refresh is mostly one Redis read; two, so that one waiting
-	 * for a slow loader does not hold the others back.
-	 */
-	static final int REFRESH_THREADS = 2;
-
-	/** Refreshes queued at most; past it a hit starts none and the entry expires as it would without. */
-	static final int REFRESH_QUEUE_CAPACITY = 1024;
-
 	private static final Log logger = LogFactory.getLog(DefaultTieredCacheManager.class);
-
-	private static final Pattern CACHE_NAME = Pattern.compile("[A-Za-z0-9._-]+");
 
 	private final TieredCacheMode mode;
 
@@ -147,9 +135,10 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.dispatch = new InvalidationDispatch(this::coreOrNull, this.instanceId, this.metrics, this.clock);
 		this.hotSet = new HotSetExchange(this.mode, builder.hotSet.validate("tiered-cache.hot-set"), this::cores,
 				this.redis, this.metrics, this.clock);
-		this.failovers = new FailoverGenerations(this::evictions, this.redis, this.stream, this.pending, this.feed, this.server,
-				() -> this.listener, this.instanceId, this.clock);
-		this.retry = new PendingEvictionRetry(this.pending, this::evictions, this::evictionsOrNull,
+		this.failovers = new FailoverGenerations(this::evictions, this.redis, this.stream, this.pending, this.feed,
+				this.server, () -> this.listener, this.instanceId, this.clock);
+		this.retry = new PendingEvictionRetry(this.pending, this::evictions,
+				(name) -> Optional.ofNullable(coreOrNull(name)).map(DefaultTieredCache::evictions).orElse(null),
 				this.failovers::retryMove, builder.retryInterval);
 	}
 
@@ -166,7 +155,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@Override
 	@SuppressWarnings("unchecked")
 	public <K, V> TieredCache<K, V> getCache(String name, Class<K> keyType, Class<V> valueType) {
-		requireValidName(name);
+		CacheFactory.requireValidName(name);
 		CacheFactory.Registered<?, ?> cache = this.caches.computeIfAbsent(name, (key) -> this.factory.register(key, keyType, valueType));
 		if (cache.core().keyType() != keyType || cache.core().valueType() != valueType) {
 			throw new IllegalArgumentException("Cache '" + name + "' exists with keys of "
@@ -211,12 +200,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.caches.values().stream().map((cache) -> cache.core().evictions()).toList();
 	}
 
-	/** The evictions of real cache {@code name}, {@code null} if it was not created. */
-	private @Nullable CacheEvictions evictionsOrNull(String name) {
-		DefaultTieredCache<?, ?> core = coreOrNull(name);
-		return (core != null) ? core.evictions() : null;
-	}
-
 	/** The Redis tier of the real caches; for tests. */
 	RedisTier redisTier() {
 		return this.redis;
@@ -233,13 +216,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	/**
-	 * The loader circuit breaker of cache {@code name} ({@code tiered-cache-loader-<name>}), unless its configuration
-	 * has none: its state says whether that cache's loader (the database) is considered available, and its events
-	 * let an application react to the change (for example, to stop its connection pool from backing off while the
-	 * database is down).
+	 * The loader circuit breaker of cache {@code name} ({@code tiered-cache-loader-<name>}), unless it has none: its
+	 * state says whether the database is considered available; its events let an application react (a pool's backoff).
 	 */
 	public Optional<CircuitBreaker> getLoaderCircuitBreaker(String name) {
-		requireValidName(name);
+		CacheFactory.requireValidName(name);
 		return Optional.ofNullable(loaderGuard(name).breaker());
 	}
 
@@ -358,12 +339,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.feed.silence();
 	}
 
-	/**
-	 * {@inheritDoc}
-	 * <p>
-	 * Appended to the invalidation stream after the feed's own invalidations, so that every instance applies those
-	 * first.
-	 */
+	/** Appended to the stream after the feed's own invalidations, so that every instance applies those first. */
 	@Override
 	public boolean changeFeedCaughtUp(Duration lag, @Nullable String checkpoint) {
 		return onTheFeedsNode(
@@ -400,14 +376,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		}
 	}
 
-	/** Whether the Redis servers behind the connections are confirmed; for tests. */
-	ServerConfirmation serverConfirmation() {
-		return this.server;
-	}
-
 	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
 	private void onMoved() {
 		this.failovers.onMoved();
+	}
+
+	/** Whether the Redis servers behind the connections are confirmed; for tests. */
+	ServerConfirmation serverConfirmation() {
+		return this.server;
 	}
 
 	/** What happens after a failover; for tests. */
@@ -418,13 +394,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** The retry of evictions Redis did not take; for tests. */
 	PendingEvictionRetry retry() {
 		return this.retry;
-	}
-
-	static void requireValidName(String name) {
-		if (name == null || !CACHE_NAME.matcher(name).matches()) {
-			throw new IllegalArgumentException("Cache name '" + name
-					+ "' must consist of letters, digits, '.', '_' and '-' (it is a segment of every Redis key)");
-		}
 	}
 
 }

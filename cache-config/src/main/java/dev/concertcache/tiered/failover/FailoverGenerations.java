@@ -68,7 +68,8 @@ public final class FailoverGenerations {
 	private volatile Runnable beforeFailoverMove = () -> {
 	};
 
-	public FailoverGenerations(Supplier<? extends Collection<CacheEvictions>> caches, RedisTier redis, InvalidationStream stream, PendingEvictions pending,
+	public FailoverGenerations(Supplier<? extends Collection<CacheEvictions>> caches, RedisTier redis,
+			InvalidationStream stream, PendingEvictions pending,
 			ChangeFeedWatermark feed, ServerConfirmation server, Supplier<@Nullable InvalidationListener> listener,
 			String instanceId, Clock clock) {
 		this.caches = caches;

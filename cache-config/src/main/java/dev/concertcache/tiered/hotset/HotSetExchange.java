@@ -45,7 +45,8 @@ public final class HotSetExchange {
 
 	private volatile @Nullable ScheduledExecutorService publisher;
 
-	public HotSetExchange(TieredCacheMode mode, HotSetConfiguration hotSet, Supplier<? extends Collection<? extends HotSetMember>> caches,
+	public HotSetExchange(TieredCacheMode mode, HotSetConfiguration hotSet,
+			Supplier<? extends Collection<? extends HotSetMember>> caches,
 			RedisTier redis, TieredCacheMetrics metrics, Clock clock) {
 		this.enabled = mode == TieredCacheMode.TIERED && hotSet.enabled();
 		this.hotSet = hotSet;

@@ -11,6 +11,7 @@ import org.jspecify.annotations.Nullable;
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
 import dev.concertcache.tiered.format.StoredDigest;
+import dev.concertcache.tiered.gate.InvalidationWatermark;
 
 /**
  * An L1 entry: the value with the ticker times until which it is fresh and until which it may be served stale,
@@ -37,11 +38,11 @@ public final class L1Entry<V> {
 
 	public final boolean stale;
 
-	/** When the value was read from Redis or the loader, on the {@link dev.concertcache.tiered.gate.InvalidationWatermark}'s clock. */
+	/** When the value was read from Redis or the loader, on the {@link InvalidationWatermark}'s clock. */
 	public final long readAt;
 
 	/**
-	 * When the value was read from the database, on the same clock, {@link dev.concertcache.tiered.gate.InvalidationWatermark#NEVER} if unknown:
+	 * When the value was read from the database, on the same clock, {@link InvalidationWatermark#NEVER} if unknown:
 	 * what the change feed's gate goes by (ADR 0037).
 	 */
 	public final long databaseReadAt;

@@ -86,10 +86,7 @@ public final class InvalidationListener implements Runnable {
 	 */
 	private long previousRead = InvalidationWatermark.NEVER;
 
-	/**
-	 * Told of every other connection's disconnect on a standalone client, confirmed by the {@code run_id} check that
-	 * follows; {@code null} on a cluster, where {@code ClusterFailovers} watches the topology instead.
-	 */
+	/** Told of other connections' disconnects, then the {@code run_id} check; {@code null} on a cluster. */
 	private final @Nullable ServerConfirmation server;
 
 	private final AtomicBoolean suspect = new AtomicBoolean();
