@@ -48,8 +48,8 @@ public final class CacheEvictions {
 	private volatile Runnable afterEvictionInL1 = NOTHING;
 
 	public CacheEvictions(String name, LocalTier<?> local, RedisTier redis, InvalidationStream stream, String shape,
-			RedisLoadProtocol.Settings settings,
-			Generations generations, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
+			RedisLoadProtocol.Settings settings, Generations generations, PendingEvictions pending,
+			TieredCacheMetrics.ForCache metrics) {
 		this.name = name;
 		this.local = local;
 		this.redis = redis;
