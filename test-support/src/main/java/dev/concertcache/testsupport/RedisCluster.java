@@ -281,10 +281,7 @@ public final class RedisCluster implements AutoCloseable {
 					"--bind", "127.0.0.1", "--dir", this.dir.toString(), "--daemonize", "no", "--save", "",
 					"--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file",
 					this.dir.resolve("nodes.conf").toString(), "--cluster-node-timeout",
-					String.valueOf(NODE_TIMEOUT.toMillis()), "--replica-serve-stale-data", "no",
-					// A replica's full sync at once: Redis waits 5 s by default for more replicas to share the
-					// transfer, which a node restarted in a test would wait for every time.
-					"--repl-diskless-sync-delay", "0"));
+					String.valueOf(NODE_TIMEOUT.toMillis()), "--replica-serve-stale-data", "no"));
 			return command;
 		}
 
