@@ -277,11 +277,14 @@ public final class RedisCluster implements AutoCloseable {
 			List<String> command = new ArrayList<>();
 			command.add(executable("/usr/bin/redis-server", "/usr/local/bin/redis-server"));
 			command.add(repositoryFile("redis/redis.conf").toString());
+			// A replica's full sync through a snapshot on disk starts at once; over the socket it waits 5 s
+			// (repl-diskless-sync-delay) for more replicas, at every start and failover of a test (ADR 0206).
 			command.addAll(List.of("--port", String.valueOf(this.port), "--cluster-port", String.valueOf(this.busPort),
 					"--bind", "127.0.0.1", "--dir", this.dir.toString(), "--daemonize", "no", "--save", "",
 					"--appendonly", "no", "--cluster-enabled", "yes", "--cluster-config-file",
 					this.dir.resolve("nodes.conf").toString(), "--cluster-node-timeout",
-					String.valueOf(NODE_TIMEOUT.toMillis()), "--replica-serve-stale-data", "no"));
+					String.valueOf(NODE_TIMEOUT.toMillis()), "--replica-serve-stale-data", "no",
+					"--repl-diskless-sync", "no"));
 			return command;
 		}
 

@@ -161,8 +161,10 @@ public final class RedisSentinel implements AutoCloseable {
 			List<String> command = new ArrayList<>();
 			command.add(executable("/usr/bin/redis-server", "/usr/local/bin/redis-server"));
 			command.add(this.config.toString());
+			// Full syncs through a snapshot on disk: no 5 s wait for more replicas (see RedisCluster's nodes).
 			command.addAll(List.of("--port", String.valueOf(this.port), "--bind", "127.0.0.1", "--dir",
-					this.dir.toString(), "--daemonize", "no", "--save", "", "--appendonly", "no"));
+					this.dir.toString(), "--daemonize", "no", "--save", "", "--appendonly", "no", "--repl-diskless-sync",
+					"no"));
 			if (this.primary != null) {
 				command.addAll(List.of("--replicaof", "127.0.0.1", String.valueOf(this.primary.port())));
 			}
