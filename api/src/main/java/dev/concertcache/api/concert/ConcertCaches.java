@@ -135,11 +135,11 @@ public class ConcertCaches {
 	}
 
 	private void invalidateEach(Collection<Stale> stale) {
-		Invalidations all = new Invalidations();
+		InvalidationFailures failures = new InvalidationFailures();
 		for (Stale each : stale) {
-			all.run(() -> invalidate(each));
+			failures.run(() -> invalidate(each));
 		}
-		all.rethrowFirstFailure();
+		failures.rethrowFirstFailure();
 	}
 
 	private static <K> void invalidate(TieredCache<K, ?> cache, K key) {

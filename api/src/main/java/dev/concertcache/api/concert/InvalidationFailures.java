@@ -3,15 +3,15 @@ package dev.concertcache.api.concert;
 import dev.concertcache.tiered.InvalidationFailedException;
 
 /**
- * Runs every invalidation of a change even after one failed, and reports the first failure at the end: the first
- * of which not every instance was told, if any (ADR 0037).
+ * The failures of a change's invalidations: each one runs even after another failed, and the first failure is
+ * reported at the end, preferring the first of which not every instance was told (ADR 0037).
  */
-public final class Invalidations {
+final class InvalidationFailures {
 
 	private InvalidationFailedException failure;
 
 	/** Runs {@code invalidation}, remembering its failure if it is the first. */
-	public void run(Runnable invalidation) {
+	void run(Runnable invalidation) {
 		try {
 			invalidation.run();
 		}
@@ -26,7 +26,7 @@ public final class Invalidations {
 	 * @throws InvalidationFailedException the first failure of which not every instance was told, else the first
 	 * failure, if one failed
 	 */
-	public void rethrowFirstFailure() {
+	void rethrowFirstFailure() {
 		if (this.failure != null) {
 			throw this.failure;
 		}
