@@ -255,10 +255,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		return filled;
 	}
 
-	void beforeLockWait(Runnable hook) {
-		this.redis.beforeLockWait(hook);
-	}
-
 	/** @param refresh whether refresh-ahead asks (its Redis read is counted apart from the callers' gets) */
 	private L1Entry<V> loadThroughRedis(String key, Supplier<Optional<V>> loader, @Nullable L1Entry<V> staleInL1,
 			boolean refresh) {

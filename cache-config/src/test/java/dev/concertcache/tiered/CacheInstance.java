@@ -26,6 +26,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
+import dev.concertcache.testsupport.CommandTrap;
 import dev.concertcache.testsupport.Meters;
 import dev.concertcache.testsupport.RedisCluster;
 import dev.concertcache.testsupport.RedisSentinel;
@@ -64,6 +65,9 @@ final class CacheInstance implements AutoCloseable {
 	/** The prefix of every Redis key this instance writes. */
 	final String keyPrefix;
 
+	/** Parks this instance's threads before the commands a test names (see {@link CommandTrap}). */
+	final CommandTrap commands = new CommandTrap();
+
 	private final ClientResources resources;
 
 	private CacheInstance(RedisServer server, Settings properties, ClientResources resources,
@@ -80,6 +84,9 @@ final class CacheInstance implements AutoCloseable {
 			boolean start, boolean awaitListener) {
 		this.resources = resources;
 		this.factory = factory;
+		// Before the manager's and the template's connections: Lettuce gives a connection the listeners its client
+		// has when it connects.
+		((AbstractRedisClient) factory.getNativeClient()).addListener(this.commands);
 		this.keyPrefix = properties.keyPrefix();
 		this.redis = new StringRedisTemplate(this.factory);
 		TieredCacheManagerBuilder builder = DefaultTieredCacheManager.builder(this.factory);

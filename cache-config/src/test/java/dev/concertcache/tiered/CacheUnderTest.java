@@ -68,16 +68,4 @@ final class CacheUnderTest<K, V> implements TieredCache<K, V> {
 		this.core.evictions().onInvalidation(key, generation);
 	}
 
-	void betweenEvictionSteps(Runnable hook) {
-		this.core.evictions().betweenEvictionSteps(hook);
-	}
-
-	void afterEvictionInL1(Runnable hook) {
-		this.core.evictions().afterEvictionInL1(hook);
-	}
-
-	void beforeLockWait(Runnable hook) {
-		this.core.beforeLockWait(hook);
-	}
-
 }

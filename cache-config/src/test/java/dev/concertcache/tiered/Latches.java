@@ -24,4 +24,14 @@ final class Latches {
 		}
 	}
 
+	/** Waits for {@code latch} as long as it takes: a thread a test parks until its {@code finally} releases it. */
+	static void park(CountDownLatch latch) {
+		try {
+			latch.await();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+	}
+
 }

@@ -25,6 +25,7 @@ import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.DataType;
 import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
+import dev.concertcache.testsupport.CommandTrap.Sent;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
@@ -162,7 +163,8 @@ class TieredCacheChangeFeedTests {
 			assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
 			CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 			CountDownLatch waiting = new CountDownLatch(1);
-			onB.beforeLockWait(waiting::countDown);
+			// B's second get-or-lock step is sent only after it found the lock taken and waited for its holder.
+			b.commands.nth(2, Sent.script().and(Sent.naming(onB.redisKey(1L))), waiting::countDown);
 			Future<Lookup<Item>> readByB = threads.submit(() -> onB.lookup(1L, returningNew));
 			// A holds the key's load lock: B waits for its value rather than loading it too.
 			assertThat(waiting.await(5, TimeUnit.SECONDS)).as("B waits on A's load").isTrue();

@@ -55,7 +55,8 @@ class TieredCacheFreshnessTests {
 		cache.get(1L, () -> Optional.of(OLD));
 		CountDownLatch parked = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		cache.betweenEvictionSteps(() -> {
+		// The announcement is the Redis step's last command: the tombstone or the generation move has landed.
+		writer.commands.once(TieredCommands.announcement(writer.keyPrefix), () -> {
 			parked.countDown();
 			Latches.awaitRelease(release);
 		});
@@ -77,7 +78,8 @@ class TieredCacheFreshnessTests {
 		cache.get(1L, () -> Optional.of(OLD));
 		CountDownLatch parked = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		cache.betweenEvictionSteps(() -> {
+		// The announcement is the Redis step's last command: the tombstone or the generation move has landed.
+		writer.commands.once(TieredCommands.announcement(writer.keyPrefix), () -> {
 			parked.countDown();
 			Latches.awaitRelease(release);
 		});

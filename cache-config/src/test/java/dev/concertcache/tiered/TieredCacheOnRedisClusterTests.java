@@ -216,7 +216,8 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		long handledOnB = b.manager.failovers().handled();
 		// The promoted replica refuses every script, the generation moves included, until told otherwise.
 		for (CacheInstance instance : List.of(a, b)) {
-			instance.manager.failovers().beforeFailoverMove(() -> replica.command("ACL", "SETUSER", "default", "-eval", "-evalsha"));
+			instance.commands.once(TieredCommands.failoverMove(),
+					() -> replica.command("ACL", "SETUSER", "default", "-eval", "-evalsha"));
 		}
 
 		cluster.killPrimary(counter);
@@ -311,14 +312,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		cutOff(primary, replica);
 		onA.evict(chosen);
 		CountDownLatch moved = new CountDownLatch(1);
-		a.manager.failovers().beforeFailoverMove(() -> {
-			try {
-				moved.await();
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		});
+		a.commands.once(TieredCommands.failoverMove(), () -> Latches.park(moved));
 
 		CountDownLatch eventsDelivered = new CountDownLatch(1);
 		events.execute(() -> {

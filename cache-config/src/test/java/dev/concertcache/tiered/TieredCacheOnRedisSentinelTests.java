@@ -9,6 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import dev.concertcache.testsupport.CommandTrap;
 import dev.concertcache.testsupport.RedisSentinel;
 import dev.concertcache.testsupport.Replication;
 import dev.concertcache.tiered.TieredCache.Source;
@@ -112,19 +113,12 @@ class TieredCacheOnRedisSentinelTests {
 		onA.get(1L, new CountingLoader().returning(OLD));
 		cutOffReplicaThenEvict(onA, onB);
 		CountDownLatch checked = new CountDownLatch(1);
-		b.manager.listener().beforeServerCheck(() -> {
-			try {
-				checked.await();
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		});
+		CommandTrap.Rule serverCheck = b.commands.always(TieredCommands.listenersServerCheck(), () -> Latches.park(checked));
 
 		this.sentinel.killPrimary();
 		try {
 			// B's data connection is back, on the promoted replica (old value, no tombstone); its listener is parked.
-			await().atMost(Duration.ofSeconds(10)).until(() -> reachesRedis(b));
+			await().atMost(Duration.ofSeconds(10)).until(() -> reachesRedis(b) && serverCheck.fired().get() > 0);
 			b.ticker.advance(Duration.ofMinutes(1));
 
 			CountingLoader loader = new CountingLoader();

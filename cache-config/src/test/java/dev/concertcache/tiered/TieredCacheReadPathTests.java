@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.concertcache.testsupport.CommandTrap.Sent;
 import dev.concertcache.testsupport.RedisServer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -145,7 +146,8 @@ class TieredCacheReadPathTests {
 		assertThat(loading.await(5, TimeUnit.SECONDS)).isTrue();
 		CacheUnderTest<Long, Item> onBCache = b.cache("items", Long.class, Item.class);
 		CountDownLatch waiting = new CountDownLatch(1);
-		onBCache.beforeLockWait(waiting::countDown);
+		// B's second get-or-lock step is sent only after it found the lock taken and waited for its holder.
+		b.commands.nth(2, Sent.script().and(Sent.naming(onBCache.redisKey(5L))), waiting::countDown);
 		Future<Optional<Item>> onB = this.threads.submit(() -> onBCache.get(5L, () -> {
 			calls.incrementAndGet();
 			return Optional.of(new Item(5, "loaded by b"));

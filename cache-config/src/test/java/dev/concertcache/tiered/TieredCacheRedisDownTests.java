@@ -18,6 +18,8 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import dev.concertcache.testsupport.CommandTrap;
+import dev.concertcache.testsupport.CommandTrap.Sent;
 import dev.concertcache.testsupport.RedisServer;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -194,19 +196,19 @@ class TieredCacheRedisDownTests {
 		a.redis.delete(valueKey);
 		a.redis.opsForValue().set(valueKey.replaceFirst(":items:g", ":items:lock:g"), "another-loader");
 		long disconnects = a.manager.serverConfirmation().disconnects();
-		onA.beforeLockWait(() -> {
-			// Meanwhile the connection drops and comes back where the key holds an old value (a promoted replica).
+		// Before A asks again (its second get-or-lock step, after waiting for the holder), the connection drops and
+		// comes back where the key holds an old value (a promoted replica).
+		CommandTrap.Rule reconnected = a.commands.nth(2, Sent.script().and(Sent.naming(valueKey)), () -> {
 			a.redis.opsForValue().set(valueKey, old);
 			a.redis.delete(valueKey.replaceFirst(":items:g", ":items:lock:g"));
 			killClients();
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> a.manager.serverConfirmation().disconnects() > disconnects);
-			onA.beforeLockWait(() -> {
-			});
 		});
 		this.database.put(1L, new Item(1, "new"));
 
 		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "new"));
+		assertThat(reconnected.fired()).hasValue(1);
 		assertThat(this.loads).hasValue(1);
 	}
 

@@ -76,10 +76,6 @@ class BinlogCapture implements SmartLifecycle {
 
 	private @Nullable Confirmer confirmer;
 
-	/** Runs before each landing that sends invalidations. */
-	private volatile Runnable beforeLanding = () -> {
-	};
-
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
 			ConcertCaches concertCaches, TieredCacheManager cacheManager, CaptureMetrics metrics,
 			Clock clock, long serverId, Duration stalenessBound) {
@@ -96,7 +92,7 @@ class BinlogCapture implements SmartLifecycle {
 		this.stalenessBound = stalenessBound;
 		this.landing = new Lander.Landing(StaleCaches.of(concertCaches, properties.getMaxKeysPerTransaction()),
 				cacheManager, metrics, clock, Ticker.systemTicker(), properties.getMaxKeysPerTransaction(),
-				properties.getRetryInterval(), properties.getMaxRetryInterval(), () -> this.beforeLanding.run());
+				properties.getRetryInterval(), properties.getMaxRetryInterval());
 	}
 
 	/** Checks the server (before readiness), then reads or stands by in the background. */
@@ -189,11 +185,6 @@ class BinlogCapture implements SmartLifecycle {
 
 	Duration stalenessBound() {
 		return this.stalenessBound;
-	}
-
-	/** Parks each landing that sends invalidations before it starts, as a reader far behind would be. */
-	void beforeLanding(Runnable hook) {
-		this.beforeLanding = hook;
 	}
 
 	/** The server's id of the replication connection being read, -1 between connections. */

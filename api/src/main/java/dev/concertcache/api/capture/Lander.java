@@ -119,9 +119,6 @@ final class Lander {
 			this.pending.add(this.landing.caches().stale(batch), ticker.read());
 		}
 		List<Stale> due = this.pending.due(ticker.read());
-		if (!due.isEmpty()) {
-			this.landing.beforeLanding().run();
-		}
 		for (Stale stale : due) {
 			try {
 				this.landing.caches().invalidate(stale);
@@ -222,11 +219,9 @@ final class Lander {
 	/**
 	 * What every lander of a capture shares.
 	 * @param feed where confirmations and checkpoints go (ADR 0037)
-	 * @param beforeLanding runs before each landing that sends invalidations
 	 */
 	record Landing(StaleCaches caches, TieredCacheManager feed, CaptureMetrics metrics,
-			Clock clock, Ticker ticker, int maxKeys, Duration retryInterval, Duration maxRetryInterval,
-			Runnable beforeLanding) {
+			Clock clock, Ticker ticker, int maxKeys, Duration retryInterval, Duration maxRetryInterval) {
 	}
 
 	/** The invalidation stream's node no longer holds the checkpoint the reader last read or moved. */

@@ -19,6 +19,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class LandingThread {
 
+	/** The name of the thread every landing runs on. */
+	static final String NAME = "binlog-capture-land";
+
 	private static final Log logger = LogFactory.getLog(LandingThread.class);
 
 	private final Supplier<@Nullable Lander> current;
@@ -32,7 +35,7 @@ final class LandingThread {
 	LandingThread(Supplier<@Nullable Lander> current, Duration interval) {
 		this.current = current;
 		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "binlog-capture-land");
+			Thread thread = new Thread(task, NAME);
 			thread.setDaemon(true);
 			return thread;
 		});

@@ -256,8 +256,7 @@ class CaptureLanderTests {
 
 		};
 		Lander.Landing landing = new Lander.Landing(caches, feed, new CaptureMetrics(new SimpleMeterRegistry()),
-				Clock.systemUTC(), this.ticker, 1000, RETRY, MAX_RETRY, () -> {
-				});
+				Clock.systemUTC(), this.ticker, 1000, RETRY, MAX_RETRY);
 		return new Lander(new Lander.Connection() {
 
 			@Override

@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Import;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.annotation.DirtiesContext;
 import org.springframework.test.context.ActiveProfiles;
@@ -34,6 +35,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 
 import dev.concertcache.api.ApiApplication;
 import dev.concertcache.api.ApiHttpTestSupport;
+import dev.concertcache.testsupport.CommandTrap;
 import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.DefaultTieredCacheManager;
@@ -53,6 +55,7 @@ import static org.awaitility.Awaitility.await;
  */
 @ActiveProfiles("cache")
 @DirtiesContext
+@Import(ParkedLanding.Trapped.class)
 abstract class CaptureTests extends ApiHttpTestSupport {
 
 	/**
@@ -75,6 +78,9 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 
 	@Autowired
 	private BinlogCapture capture;
+
+	@Autowired
+	private CommandTrap commands;
 
 	@Autowired
 	private CommitPositions positions;
@@ -241,7 +247,7 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 				assertThat(title(port, 14)).isNotEqualTo("Past The Stalled Reader");
 			}
 			// The reader reads the change but cannot land it: a stalled landing thread, a reader far behind.
-			try (ParkedLanding parked = ParkedLanding.of(this.capture)) {
+			try (ParkedLanding parked = ParkedLanding.of(this.commands)) {
 				sql("UPDATE concert SET title = 'Past The Stalled Reader' WHERE id = 14");
 				for (int port : new int[] { this.port, other }) {
 					await().atMost(PROMPTLY)

@@ -4,10 +4,12 @@ import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.context.annotation.Import;
 import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 
 import dev.concertcache.api.CachedApiTestSupport;
+import dev.concertcache.testsupport.CommandTrap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -20,12 +22,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 // Shorter than max-lag: a read past its wait finds the tiers still trusted, so only the read-through keeps L1's value
 // from it.
 @TestPropertySource(properties = "concert-cache.capture.progress.causal-read-wait=200ms")
+@Import(ParkedLanding.Trapped.class)
 class CausalReadTests extends CachedApiTestSupport {
 
 	private static final String POSITION = "Concert-Cache-Position";
 
 	@Autowired
-	private BinlogCapture capture;
+	private CommandTrap commands;
 
 	@Autowired
 	private CommitPositions positions;
@@ -60,7 +63,7 @@ class CausalReadTests extends CachedApiTestSupport {
 	void aReadCarryingAPositionTheReaderHasNotConfirmedInTimeIsServedByTheDatabasePastWhatL1Holds() throws Exception {
 		assertThat(get("/api/concerts/6").json().get("title").asString()).isNotEqualTo("Behind The Reader");
 		// The reader reads the change but cannot land it, so it confirms nothing past it.
-		try (ParkedLanding parked = ParkedLanding.of(this.capture)) {
+		try (ParkedLanding parked = ParkedLanding.of(this.commands)) {
 			// Another application's write; its client learned the position as a write through the API would.
 			this.jdbc.sql("UPDATE concert SET title = 'Behind The Reader' WHERE id = 6").update();
 			String position = this.positions.now();

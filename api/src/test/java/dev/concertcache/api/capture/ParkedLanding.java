@@ -3,23 +3,37 @@ package dev.concertcache.api.capture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import io.lettuce.core.AbstractRedisClient;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanPostProcessor;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import dev.concertcache.testsupport.CommandTrap;
+import dev.concertcache.testsupport.CommandTrap.Sent;
+
 /**
- * The capture's landing thread parked before each landing until closed: the reader reads changes but lands none,
- * so it confirms nothing past them (a stalled landing, a reader far behind).
+ * The capture's landing thread parked before its next command to Redis until closed: the reader reads changes but
+ * lands none, so it confirms nothing past them (a stalled landing, a reader far behind). The application's Redis
+ * client carries a {@link CommandTrap} for it ({@link Trapped}).
  */
 final class ParkedLanding implements AutoCloseable {
 
-	private final BinlogCapture capture;
+	private final CommandTrap commands;
+
+	private final CommandTrap.Rule parked;
 
 	private final CountDownLatch release = new CountDownLatch(1);
 
-	private ParkedLanding(BinlogCapture capture) {
-		this.capture = capture;
-		capture.beforeLanding(this::awaitRelease);
+	private ParkedLanding(CommandTrap commands) {
+		this.commands = commands;
+		this.parked = commands.always(Sent.onThread(LandingThread.NAME), this::awaitRelease);
 	}
 
-	static ParkedLanding of(BinlogCapture capture) {
-		return new ParkedLanding(capture);
+	static ParkedLanding of(CommandTrap commands) {
+		return new ParkedLanding(commands);
 	}
 
 	private void awaitRelease() {
@@ -33,9 +47,34 @@ final class ParkedLanding implements AutoCloseable {
 
 	@Override
 	public void close() {
-		this.capture.beforeLanding(() -> {
-		});
+		this.commands.remove(this.parked);
 		this.release.countDown();
+	}
+
+	/** A {@link CommandTrap} on the context's Lettuce client, added before the client's first connection. */
+	@TestConfiguration(proxyBeanMethods = false)
+	static class Trapped {
+
+		@Bean
+		CommandTrap commandTrap() {
+			return new CommandTrap();
+		}
+
+		@Bean
+		static BeanPostProcessor commandTrapOnTheRedisClient(ObjectProvider<CommandTrap> commands) {
+			return new BeanPostProcessor() {
+
+				@Override
+				public Object postProcessAfterInitialization(Object bean, String name) {
+					if (bean instanceof LettuceConnectionFactory factory) {
+						((AbstractRedisClient) factory.getNativeClient()).addListener(commands.getObject());
+					}
+					return bean;
+				}
+
+			};
+		}
+
 	}
 
 }

@@ -17,9 +17,6 @@ import dev.concertcache.tiered.redis.RedisUnavailableException;
  */
 public final class CacheEvictions {
 
-	private static final Runnable NOTHING = () -> {
-	};
-
 	private final String name;
 
 	private final LocalTier<?> local;
@@ -40,12 +37,6 @@ public final class CacheEvictions {
 	private final PendingEvictions pending;
 
 	private final TieredCacheMetrics.ForCache metrics;
-
-	/** Runs between the Redis step of an eviction and the L1 one; tests park a writer there. */
-	private volatile Runnable betweenEvictionSteps = NOTHING;
-
-	/** Runs right after the L1 step of an eviction, whether Redis took it or not; tests read there. */
-	private volatile Runnable afterEvictionInL1 = NOTHING;
 
 	public CacheEvictions(String name, LocalTier<?> local, RedisTier redis, InvalidationStream stream, String shape,
 			RedisLoadProtocol.Settings settings, Generations generations, PendingEvictions pending,
@@ -104,7 +95,6 @@ public final class CacheEvictions {
 	public void evictInRedis(String key, Runnable unavailable) {
 		try {
 			adoptGeneration(tombstone(key));
-			this.betweenEvictionSteps.run();
 		}
 		catch (RedisUnavailableException ex) {
 			unavailable.run();
@@ -112,7 +102,6 @@ public final class CacheEvictions {
 		}
 		finally {
 			this.local.invalidate(key, "explicit");
-			this.afterEvictionInL1.run();
 		}
 	}
 
@@ -126,7 +115,6 @@ public final class CacheEvictions {
 	public void evictAllInRedis(Runnable unavailable) {
 		try {
 			this.generations.advance(moveGeneration());
-			this.betweenEvictionSteps.run();
 		}
 		catch (RedisUnavailableException ex) {
 			unavailable.run();
@@ -134,7 +122,6 @@ public final class CacheEvictions {
 		}
 		finally {
 			this.local.invalidateAll("explicit");
-			this.afterEvictionInL1.run();
 		}
 	}
 
@@ -195,16 +182,6 @@ public final class CacheEvictions {
 	public void flush() {
 		this.generations.forget();
 		this.local.invalidateAll("flush");
-	}
-
-	/** Parks the next evictions between their Redis and L1 steps; for tests of that interleaving. */
-	public void betweenEvictionSteps(Runnable hook) {
-		this.betweenEvictionSteps = hook;
-	}
-
-	/** Runs {@code hook} right after the L1 step of the next evictions; for tests of what a read finds then. */
-	public void afterEvictionInL1(Runnable hook) {
-		this.afterEvictionInL1 = hook;
 	}
 
 	/**

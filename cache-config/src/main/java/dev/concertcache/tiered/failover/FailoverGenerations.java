@@ -64,10 +64,6 @@ public final class FailoverGenerations {
 
 	private volatile @Nullable ExecutorService moves;
 
-	/** Runs before the generation moves of a cluster failover; tests park it. */
-	private volatile Runnable beforeFailoverMove = () -> {
-	};
-
 	public FailoverGenerations(Supplier<? extends Collection<CacheEvictions>> caches, RedisTier redis,
 			InvalidationStream stream, PendingEvictions pending,
 			ChangeFeedWatermark feed, ServerConfirmation server, Supplier<@Nullable InvalidationListener> listener,
@@ -101,7 +97,6 @@ public final class FailoverGenerations {
 			boolean streamMoved = slots.get(streamSlot);
 			moves.execute(() -> {
 				try {
-					this.beforeFailoverMove.run();
 					afterFailover(epoch, streamMoved);
 				}
 				finally {
@@ -254,10 +249,6 @@ public final class FailoverGenerations {
 	}
 
 	/** Parks the generation moves after the next cluster failovers; for tests of what a read finds meanwhile. */
-	public void beforeFailoverMove(Runnable hook) {
-		this.beforeFailoverMove = hook;
-	}
-
 	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */
 	public long handled() {
 		return this.failoversHandled.get();

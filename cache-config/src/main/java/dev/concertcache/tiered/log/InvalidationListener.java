@@ -110,10 +110,6 @@ public final class InvalidationListener implements Runnable {
 
 	private volatile boolean running;
 
-	/** Runs before each {@code run_id} check after a disconnect; tests park the listener there. */
-	private volatile Runnable beforeServerCheck = () -> {
-	};
-
 	/** Whether the last read of the stream came back and no disconnect was seen since. */
 	private volatile boolean reading;
 
@@ -185,11 +181,6 @@ public final class InvalidationListener implements Runnable {
 	 */
 	public void serverMayHaveChanged() {
 		this.suspect.set(true);
-	}
-
-	/** Parks the listener before its next {@code run_id} checks; for tests of what a read finds meanwhile. */
-	public void beforeServerCheck(Runnable hook) {
-		this.beforeServerCheck = hook;
 	}
 
 	public boolean isConnected() {
@@ -320,7 +311,6 @@ public final class InvalidationListener implements Runnable {
 
 	/** Reports another server behind the connection (its {@code run_id} changed); returns whether it did. */
 	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
-		this.beforeServerCheck.run();
 		return this.position.onServer(redis, runId(redis));
 	}
 

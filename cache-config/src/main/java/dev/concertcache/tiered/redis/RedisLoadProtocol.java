@@ -49,11 +49,6 @@ public final class RedisLoadProtocol<V> {
 
 	private final TieredCacheMetrics.ForCache metrics;
 
-
-	/** Runs when a reader found another one's load lock and is about to wait for its value; tests count it. */
-	private volatile Runnable beforeLockWait = () -> {
-	};
-
 	public RedisLoadProtocol(String cache, RedisTier redis, JsonValueCodec<V> codec, Generations generations,
 			TieredCacheConfiguration spec, Settings settings, TieredCacheMetrics.ForCache metrics) {
 		this.cache = cache;
@@ -284,7 +279,6 @@ public final class RedisLoadProtocol<V> {
 
 	/** Waits one poll interval for the lock's holder; {@code false} once the lock's time to live has passed. */
 	private boolean waitForHolder(long deadline) {
-		this.beforeLockWait.run();
 		return System.nanoTime() - deadline < 0 && pause();
 	}
 
@@ -363,10 +357,6 @@ public final class RedisLoadProtocol<V> {
 			}
 			return null;
 		}
-	}
-
-	public void beforeLockWait(Runnable hook) {
-		this.beforeLockWait = hook;
 	}
 
 	/**
