@@ -52,6 +52,8 @@ source "$ROOT/scripts/services.sh"
 source "$ROOT/loadtests/lib/db-outage.sh"
 # shellcheck source=loadtests/lib/freshness.sh
 source "$ROOT/loadtests/lib/freshness.sh"
+# shellcheck source=loadtests/lib/nginx.sh
+source "$ROOT/loadtests/lib/nginx.sh"
 # shellcheck source=loadtests/lib/fleet.sh
 source "$ROOT/loadtests/lib/fleet.sh"
 # shellcheck source=loadtests/lib/http-limit.sh
@@ -232,14 +234,8 @@ launch_api() {
 # await_api PROFILE LOG PID MGMT_PORT: until the API that launch_api started is ready, or the run stops.
 await_api() {
   local profile=$1 log=$2 pid=$3 mgmt=$4 launched=${_API_LAUNCHED[$3]:-$EPOCHREALTIME}
-  local deadline=$((SECONDS + 180))
-  until curl -sf "http://127.0.0.1:$mgmt/actuator/health/readiness" >/dev/null 2>&1; do
-    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
-      tail -n 40 "$log" >&2
-      die "the API ($profile) did not become healthy; see $log"
-    fi
-    sleep 0.2
-  done
+  service_await_ready "$pid" 180 "$log" curl -sf "http://127.0.0.1:$mgmt/actuator/health/readiness" ||
+    die "the API ($profile) did not become healthy; see $log"
   # Start-to-ready (target 25 s, ADR 0202): from the launch of the JVM to the first ready answer, to 0.2 s.
   local ready_seconds
   ready_seconds=$(python3 -c "print(f'{$EPOCHREALTIME - $launched:.1f}')")
@@ -262,14 +258,8 @@ start_floor() {
   fi
   pid=$!
   service_track floor "$pid"
-  local deadline=$((SECONDS + 120))
-  until curl -sf "http://127.0.0.1:$FLOOR_PORT/api/concerts?size=1" >/dev/null 2>&1; do
-    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
-      tail -n 40 "$log" >&2
-      die "the floor did not start; see $log"
-    fi
-    sleep 0.5
-  done
+  service_await_ready "$pid" 120 "$log" curl -sf "http://127.0.0.1:$FLOOR_PORT/api/concerts?size=1" ||
+    die "the floor did not start; see $log"
 }
 
 # floor_round LABEL DIR: the scenario against the floor, FLOOR_DURATION long (--duration when given); its own
@@ -436,6 +426,15 @@ dashboard=http://127.0.0.1:$MGMT_PORT/dashboard
 EOF
 }
 
+# round_tables RUN...: each round's own table in RUN/table.txt, before the comparison of them all.
+round_tables() {
+  local run
+  step "results"
+  for run in "$@"; do
+    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
+  done
+}
+
 # start_sql_writer LOG: another application changing concerts with plain SQL on a connection of its own,
 # SQL_WRITES_PER_S (default 2) autocommitted UPDATEs a second of the most read concerts, until stopped. One
 # process (its client exits at end of input), so that stopping it stops everything it started.
@@ -524,10 +523,7 @@ elif $COMPARE; then
       service_stop api
     fi
   done
-  step "results"
-  for run in "${runs[@]}"; do
-    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
-  done
+  round_tables "${runs[@]}"
   python3 "$ROOT/loadtests/lib/report.py" compare "${runs[@]}" | tee "$RESULTS/compare.txt"
 elif $CEILING; then
   # One API and one floor process: floor, the cache still cold (its first touches after readiness), floor, then
@@ -563,10 +559,7 @@ elif $CEILING; then
     esac
     runs+=("$RESULTS/$label")
   done
-  step "results"
-  for run in "${runs[@]}"; do
-    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
-  done
+  round_tables "${runs[@]}"
   mapfile -t cached_and_floor < <(printf '%s\n' "${runs[@]}" | grep -v '/nginx-[0-9]*$')
   python3 "$ROOT/loadtests/lib/report.py" ceiling "${cached_and_floor[@]}" | tee "$RESULTS/compare.txt"
   echo
@@ -589,10 +582,7 @@ elif $CAPTURE_COMPARE; then
       service_stop api
     fi
   done
-  step "results"
-  for run in "${runs[@]}"; do
-    python3 "$ROOT/loadtests/lib/report.py" table "$run" >"$run/table.txt"
-  done
+  round_tables "${runs[@]}"
   python3 "$ROOT/loadtests/lib/report.py" capture "${runs[@]}" | tee "$RESULTS/compare.txt"
 else
   if [[ $SLO_MODE == floor ]]; then

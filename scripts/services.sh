@@ -16,6 +16,7 @@
 #                                         # REDIS_CLUSTER_PORTS, REDIS_CLUSTER_NODES (host:port,...), REDIS_PORT
 #   start_redis_sentinel                  # a primary, its replica and a Sentinel: REDIS_SENTINEL_PORT, ...
 #   some_server & service_track api $!    # stop_services stops it too, before the servers it needs
+#   service_await_ready $! 60 LOG curl -sf URL   # until it answers; LOG's tail and status 1 if it exits or times out
 #   service_stop api                      # stops just that one
 #   restart_redis, redis_cluster_kill PORT, redis_cluster_restart PORT   # faults: the same port and directory
 #   load_data_set JAVA JAR N LOG ARGS...  # N concerts into the MariaDB: generated, or restored from a dump
@@ -69,6 +70,21 @@ wait_for_port() {
     sleep 0.2
   done
   return 1
+}
+
+# service_await_ready PID SECONDS LOG CHECK...: runs the command CHECK (its output discarded) every 0.2 s until it
+# succeeds, e.g. `curl -sf URL` for a server PID just started; fails with LOG's last 40 lines on stderr once PID has
+# exited or SECONDS have passed.
+service_await_ready() {
+  local pid=$1 deadline=$((SECONDS + $2)) log=$3
+  shift 3
+  until "$@" >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
+      tail -n 40 "$log" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
 }
 
 # service_track NAME PID [DIR]: stop_services will stop PID and delete DIR.

@@ -50,15 +50,10 @@ start_instance() {
     --server.address=127.0.0.1 "--server.port=$port" --management.server.address=127.0.0.1 \
     "--management.server.port=$mgmt" >"$OUT/api-$name.log" 2>&1 &
   service_track api $!
-  local pid=$! deadline=$((SECONDS + 180))
-  until curl -sf "http://127.0.0.1:$mgmt/actuator/health/readiness" >/dev/null 2>&1; do
-    if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
-      tail -n 40 "$OUT/api-$name.log" >&2
-      echo "sentinel-check: instance $name did not become ready" >&2
-      exit 1
-    fi
-    sleep 0.5
-  done
+  service_await_ready $! 180 "$OUT/api-$name.log" curl -sf "http://127.0.0.1:$mgmt/actuator/health/readiness" || {
+    echo "sentinel-check: instance $name did not become ready" >&2
+    exit 1
+  }
   printf -v "PORT_$name" '%s' "$port"
   echo "instance $name on $port"
 }
