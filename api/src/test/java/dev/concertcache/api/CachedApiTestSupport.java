@@ -11,7 +11,7 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**

@@ -138,7 +138,7 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	 * @return this configuration
 	 * @throws IllegalStateException naming the property and both values otherwise
 	 */
-	TieredCacheConfiguration validate(String where) {
+	public TieredCacheConfiguration validate(String where) {
 		requirePositive(where + ".l1-ttl", this.l1Ttl);
 		requirePositive(where + ".l2-ttl", this.l2Ttl);
 		requirePositive(where + ".absent-ttl", this.absentTtl);
@@ -169,18 +169,18 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	}
 
 	/** Whether expired values may be served stale while the loader fails. */
-	boolean servesStale() {
+	public boolean servesStale() {
 		return !this.staleIfError.isZero();
 	}
 
 	/** The L1 time to live of an entry, jittered, in nanoseconds (Caffeine's unit). */
-	long l1Nanos(boolean absent) {
+	public long l1Nanos(boolean absent) {
 		Duration ttl = (absent && this.absentTtl.compareTo(this.l1Ttl) < 0) ? this.absentTtl : this.l1Ttl;
 		return jittered(ttl.toNanos());
 	}
 
 	/** How long before {@code l1Nanos} ends a hit refreshes the entry in the background, in nanoseconds. */
-	long l1RefreshAheadNanos(long l1Nanos) {
+	public long l1RefreshAheadNanos(long l1Nanos) {
 		return (long) (l1Nanos * this.l1RefreshAhead);
 	}
 
@@ -202,7 +202,7 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	 * nothing stale one more L1 time to live, so that a refresh that finds the same bytes in Redis keeps the
 	 * instance ({@link dev.concertcache.tiered.format.StoredDigest}). Absent results: nothing.
 	 */
-	long l1StaleNanos(boolean absent) {
+	public long l1StaleNanos(boolean absent) {
 		return absent ? 0 : (servesStale() ? this.staleIfError : this.l1Ttl).toNanos();
 	}
 

@@ -5,8 +5,6 @@ import java.util.function.Predicate;
 
 import org.jspecify.annotations.Nullable;
 
-import dev.concertcache.tiered.hotset.HotSetFill;
-
 /**
  * Creates the {@link TieredCache caches} an application uses; each name is configured under
  * {@code tiered-cache.caches.<name>}.

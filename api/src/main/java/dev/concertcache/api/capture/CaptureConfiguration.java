@@ -21,7 +21,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheManager;
-import dev.concertcache.tiered.TieredCacheManagerBuilder;
+import dev.concertcache.tiered.support.TieredCacheManagerBuilder;
 import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
 

@@ -18,7 +18,7 @@ import org.springframework.stereotype.Component;
 import org.springframework.web.client.RestClient;
 
 import dev.concertcache.api.ApiProperties;
-import dev.concertcache.tiered.hotset.HotSetFill;
+import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheWarmup;
 

@@ -8,7 +8,7 @@ import org.springframework.test.context.TestPropertySource;
 
 import dev.concertcache.api.CachedApiTestSupport;
 import dev.concertcache.api.concert.CursorPagingUnderWritesTests;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**

@@ -46,7 +46,7 @@ import dev.concertcache.api.ApiHttpTestSupport;
 import dev.concertcache.testsupport.MariaDbServer;
 import dev.concertcache.testsupport.Meters;
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 

@@ -17,7 +17,7 @@ import org.springframework.test.context.ActiveProfiles;
 import org.springframework.test.context.TestPropertySource;
 
 import dev.concertcache.api.CachedApiTestSupport;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

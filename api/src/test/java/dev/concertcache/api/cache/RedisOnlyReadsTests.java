@@ -9,7 +9,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.test.context.ActiveProfiles;
 
 import dev.concertcache.api.CachedApiTestSupport;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheMode;
 
 import static org.assertj.core.api.Assertions.assertThat;

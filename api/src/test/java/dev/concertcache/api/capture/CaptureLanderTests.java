@@ -28,7 +28,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.concertcache.api.concert.ConcertCaches.Stale;
 import dev.concertcache.testsupport.MariaDbServer;
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -38,7 +38,7 @@ import dev.concertcache.api.ApiHttpTestSupport;
 import dev.concertcache.testsupport.CommandTrap;
 import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 
 import static dev.concertcache.api.CachedApiTestSupport.awaitCaptureConfirmed;

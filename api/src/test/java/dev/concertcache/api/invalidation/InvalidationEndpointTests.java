@@ -22,7 +22,7 @@ import org.springframework.test.context.DynamicPropertySource;
 import dev.concertcache.api.ApiTestSupport;
 import dev.concertcache.testsupport.MariaDbServer;
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
 
 import static org.assertj.core.api.Assertions.assertThat;

@@ -22,10 +22,10 @@ import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
 
-import dev.concertcache.tiered.DefaultTieredCacheManager;
-import dev.concertcache.tiered.PassThroughCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.PassThroughCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
-import dev.concertcache.tiered.TieredCacheManagerBuilder;
+import dev.concertcache.tiered.support.TieredCacheManagerBuilder;
 
 /**
  * {@link EnableAutoConfiguration Auto-configuration} of the two-tier cache. Creates the

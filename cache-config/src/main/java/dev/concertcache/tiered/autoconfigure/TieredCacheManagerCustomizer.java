@@ -1,6 +1,6 @@
 package dev.concertcache.tiered.autoconfigure;
 
-import dev.concertcache.tiered.TieredCacheManagerBuilder;
+import dev.concertcache.tiered.support.TieredCacheManagerBuilder;
 
 /**
  * Callback that customizes the {@link TieredCacheManagerBuilder} before the auto-configured manager is

@@ -13,10 +13,10 @@ import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.hotset.HotSetConfiguration;
 import dev.concertcache.tiered.TieredCacheConfiguration;
-import dev.concertcache.tiered.TieredCacheManagerBuilder;
+import dev.concertcache.tiered.support.TieredCacheManagerBuilder;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.Bulkhead;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.CacheSettings;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties.CircuitBreaker;

@@ -17,6 +17,7 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.TieredCacheMode;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 import dev.concertcache.tiered.redis.RedisTier;

@@ -25,7 +25,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.DefaultTieredCacheManager;
+import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.autoconfigure.TieredCacheAutoConfiguration;
 import dev.concertcache.tiered.autoconfigure.TieredSpringCacheAutoConfiguration;
 

@@ -1,0 +1,336 @@
+package dev.concertcache.tiered.support;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Executor;
+import com.github.benmanes.caffeine.cache.Ticker;
+import io.github.resilience4j.bulkhead.BulkheadRegistry;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
+import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.micrometer.tagged.TaggedBulkheadMetrics;
+import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.jspecify.annotations.Nullable;
+import tools.jackson.databind.json.JsonMapper;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.Assert;
+
+import dev.concertcache.tiered.TieredCacheConfiguration;
+import dev.concertcache.tiered.TieredCacheMode;
+import dev.concertcache.tiered.hotset.HotSetConfiguration;
+
+/**
+ * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory has a default.
+ */
+public final class TieredCacheManagerBuilder {
+
+	/** Default approximate length of the invalidation stream. */
+	public static final long DEFAULT_STREAM_MAX_LENGTH = 10_000;
+
+	/** A read a few times per {@link #DEFAULT_MAX_SILENCE}, one small command per instance when idle. */
+	public static final Duration DEFAULT_BLOCK_TIMEOUT = Duration.ofMillis(250);
+
+	/** Within a freshness promise of one second, with a quarter of it left for delivery. */
+	public static final Duration DEFAULT_MAX_SILENCE = Duration.ofMillis(750);
+
+	/** Default time a tombstone stays in Redis. */
+	public static final Duration DEFAULT_TOMBSTONE_TTL = Duration.ofSeconds(30);
+
+	/** Default number of evictions kept in memory while Redis cannot be reached. */
+	public static final int DEFAULT_PENDING_MAXIMUM_SIZE = 10_000;
+
+	/** Default interval between attempts to send evictions that could not reach Redis. */
+	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(100);
+
+	/** Default time the per-key load lock is held at most. */
+	public static final Duration DEFAULT_LOCK_TTL = Duration.ofSeconds(2);
+
+	/** Default interval at which a waiting instance looks for the lock holder's value. */
+	public static final Duration DEFAULT_LOCK_POLL_INTERVAL = Duration.ofMillis(20);
+
+	/** Default key prefix. */
+	public static final String DEFAULT_KEY_PREFIX = "tiered-cache";
+
+	/**
+	 * Default Redis breaker: opens when half of the last 20 calls (10 at least) failed or 80 % took longer than
+	 * 200 ms, stays open 2 s, then lets 3 trial calls through.
+	 */
+	public static final CircuitBreakerConfig DEFAULT_REDIS_CIRCUIT_BREAKER = CircuitBreakerConfig.custom()
+		.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
+		.slidingWindowSize(20)
+		.minimumNumberOfCalls(10)
+		.failureRateThreshold(50)
+		.slowCallDurationThreshold(Duration.ofMillis(200))
+		.slowCallRateThreshold(80)
+		.waitDurationInOpenState(Duration.ofSeconds(2))
+		.permittedNumberOfCallsInHalfOpenState(3)
+		.automaticTransitionFromOpenToHalfOpenEnabled(true)
+		.build();
+
+	final RedisConnectionFactory connectionFactory;
+
+	TieredCacheMode mode = TieredCacheMode.TIERED;
+
+	String keyPrefix = DEFAULT_KEY_PREFIX;
+
+	@Nullable String instanceId;
+
+	TieredCacheConfiguration defaults = TieredCacheConfiguration.defaultConfig();
+
+	final Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
+
+	long streamMaxLength = DEFAULT_STREAM_MAX_LENGTH;
+
+	Duration blockTimeout = DEFAULT_BLOCK_TIMEOUT;
+
+	Duration maxSilence = DEFAULT_MAX_SILENCE;
+
+	Duration tombstoneTtl = DEFAULT_TOMBSTONE_TTL;
+
+	int pendingMaximumSize = DEFAULT_PENDING_MAXIMUM_SIZE;
+
+	Duration retryInterval = DEFAULT_RETRY_INTERVAL;
+
+	Duration lockTtl = DEFAULT_LOCK_TTL;
+
+	Duration lockPollInterval = DEFAULT_LOCK_POLL_INTERVAL;
+
+	CircuitBreakerConfig redisCircuitBreaker = DEFAULT_REDIS_CIRCUIT_BREAKER;
+
+	@Nullable MeterRegistry meterRegistry;
+
+	@Nullable CircuitBreakerRegistry circuitBreakerRegistry;
+
+	@Nullable BulkheadRegistry bulkheadRegistry;
+
+	@Nullable Ticker ticker;
+
+	@Nullable Clock clock;
+
+	@Nullable JsonMapper jsonMapper;
+
+	@Nullable Ticker watermarkTicker;
+
+	@Nullable Duration changeFeedMaxLag;
+
+	HotSetConfiguration hotSet = HotSetConfiguration.defaultConfig();
+
+	@Nullable Executor refresher;
+
+	TieredCacheManagerBuilder(RedisConnectionFactory connectionFactory) {
+		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
+		this.connectionFactory = connectionFactory;
+	}
+
+	/** Which tiers serve reads: REDIS or TIERED (the default). */
+	public TieredCacheManagerBuilder mode(TieredCacheMode mode) {
+		this.mode = mode;
+		return this;
+	}
+
+	/**
+	 * The first segment of every Redis key and of the invalidation stream; change it to start over with an
+	 * empty L2 after an incompatible change of the cached types.
+	 */
+	public TieredCacheManagerBuilder keyPrefix(String keyPrefix) {
+		this.keyPrefix = keyPrefix;
+		return this;
+	}
+
+	/** This instance's identity in invalidation messages; by default a random UUID per start. */
+	public TieredCacheManagerBuilder instanceId(String instanceId) {
+		this.instanceId = instanceId;
+		return this;
+	}
+
+	/** The configuration of every cache that has none of its own. */
+	public TieredCacheManagerBuilder cacheDefaults(TieredCacheConfiguration defaults) {
+		this.defaults = defaults;
+		return this;
+	}
+
+	/** The configuration of every cache that has none of its own, so far. */
+	public TieredCacheConfiguration cacheDefaults() {
+		return this.defaults;
+	}
+
+	/** The configuration of cache {@code name}. */
+	public TieredCacheManagerBuilder withCacheConfiguration(String name, TieredCacheConfiguration configuration) {
+		this.configured.put(name, configuration);
+		return this;
+	}
+
+	/** Approximate number of messages the invalidation stream keeps; an instance further behind flushes L1. */
+	public TieredCacheManagerBuilder streamMaxLength(long streamMaxLength) {
+		this.streamMaxLength = streamMaxLength;
+		return this;
+	}
+
+	/** How long one blocking read of the invalidation stream waits; keep it well below max-silence. */
+	public TieredCacheManagerBuilder blockTimeout(Duration blockTimeout) {
+		this.blockTimeout = blockTimeout;
+		return this;
+	}
+
+	/**
+	 * How long this instance may go without proof that it heard every invalidation before L1 stops serving
+	 * entries read before then.
+	 */
+	public TieredCacheManagerBuilder maxSilence(Duration maxSilence) {
+		this.maxSilence = maxSilence;
+		return this;
+	}
+
+	/**
+	 * Follows an external change feed (a reader of the database's binary log) that invalidates changes other
+	 * applications commit and confirms its progress with {@link #changeFeedCaughtUp}: while its last
+	 * confirmation is older than {@code maxLag}, neither tier is trusted and reads go to the loader (ADR 0037).
+	 * Without it (the default), only the invalidation stream bounds what the tiers serve.
+	 */
+	public TieredCacheManagerBuilder changeFeedMaxLag(Duration maxLag) {
+		this.changeFeedMaxLag = maxLag;
+		return this;
+	}
+
+	/** Time an eviction's tombstone stays in Redis. */
+	public TieredCacheManagerBuilder tombstoneTtl(Duration tombstoneTtl) {
+		this.tombstoneTtl = tombstoneTtl;
+		return this;
+	}
+
+	/** Evictions kept in memory while Redis cannot be reached; past it every cache is evicted as a whole. */
+	public TieredCacheManagerBuilder pendingMaximumSize(int pendingMaximumSize) {
+		this.pendingMaximumSize = pendingMaximumSize;
+		return this;
+	}
+
+	/**
+	 * Runs the L1 refresh-ahead reads ({@link TieredCacheConfiguration#l1RefreshAhead()}) instead of the manager's
+	 * own two daemon threads; it may reject a task when busy.
+	 */
+	public TieredCacheManagerBuilder refresher(Executor refresher) {
+		this.refresher = refresher;
+		return this;
+	}
+
+	/** Interval between attempts to send evictions that could not reach Redis. */
+	public TieredCacheManagerBuilder retryInterval(Duration retryInterval) {
+		this.retryInterval = retryInterval;
+		return this;
+	}
+
+	/** Time the per-key load lock is held at most, and the longest other instances wait for its holder. */
+	public TieredCacheManagerBuilder lockTtl(Duration lockTtl) {
+		this.lockTtl = lockTtl;
+		return this;
+	}
+
+	/** Interval at which a waiting instance looks for the lock holder's value in Redis. */
+	public TieredCacheManagerBuilder lockPollInterval(Duration lockPollInterval) {
+		this.lockPollInterval = lockPollInterval;
+		return this;
+	}
+
+	/** The {@value DefaultTieredCacheManager#CIRCUIT_BREAKER_NAME} breaker around every Redis call. */
+	public TieredCacheManagerBuilder redisCircuitBreaker(CircuitBreakerConfig redisCircuitBreaker) {
+		this.redisCircuitBreaker = redisCircuitBreaker;
+		return this;
+	}
+
+	/** Where the cache's meters go; by default a private {@link SimpleMeterRegistry}. */
+	public TieredCacheManagerBuilder meterRegistry(MeterRegistry meterRegistry) {
+		this.meterRegistry = meterRegistry;
+		return this;
+	}
+
+	/**
+	 * The registry the {@value DefaultTieredCacheManager#CIRCUIT_BREAKER_NAME} and {@value DefaultTieredCacheManager#LOADER_GUARD_NAME} breakers are created
+	 * in; by default a private one, bound to the meter registry.
+	 */
+	public TieredCacheManagerBuilder circuitBreakerRegistry(CircuitBreakerRegistry circuitBreakerRegistry) {
+		this.circuitBreakerRegistry = circuitBreakerRegistry;
+		return this;
+	}
+
+	/**
+	 * The registry the {@value DefaultTieredCacheManager#LOADER_GUARD_NAME} bulkheads are created in; by default a private one, bound to
+	 * the meter registry.
+	 */
+	public TieredCacheManagerBuilder bulkheadRegistry(BulkheadRegistry bulkheadRegistry) {
+		this.bulkheadRegistry = bulkheadRegistry;
+		return this;
+	}
+
+	/** The time source of L1 expiry; by default the system ticker. Tests pass a fake one. */
+	public TieredCacheManagerBuilder ticker(Ticker ticker) {
+		this.ticker = ticker;
+		return this;
+	}
+
+	/** The wall clock of invalidation send times and lag; by default UTC system time. */
+	public TieredCacheManagerBuilder clock(Clock clock) {
+		this.clock = clock;
+		return this;
+	}
+
+	/**
+	 * The mapper of values to JSON; by default one that ignores unknown properties. It decides the stored
+	 * format: change it only together with the key prefix.
+	 */
+	public TieredCacheManagerBuilder jsonMapper(JsonMapper jsonMapper) {
+		this.jsonMapper = jsonMapper;
+		return this;
+	}
+
+	/**
+	 * The time source of {@code tiered-cache.invalidation.max-silence} (how long ago invalidations were last
+	 * heard); by default the system ticker. Tests pass a fake one.
+	 */
+	public TieredCacheManagerBuilder watermarkTicker(Ticker watermarkTicker) {
+		this.watermarkTicker = watermarkTicker;
+		return this;
+	}
+
+	/**
+	 * The hot set: how often this instance publishes its hottest keys, how many, and how long a fill before
+	 * readiness may take (see {@link HotSetConfiguration}).
+	 */
+	public TieredCacheManagerBuilder hotSet(HotSetConfiguration hotSet) {
+		this.hotSet = hotSet;
+		return this;
+	}
+
+	public DefaultTieredCacheManager build() {
+		return new DefaultTieredCacheManager(this);
+	}
+
+	/** The application's registry if it has one, else a private one bound to the meter registry. */
+	CircuitBreakerRegistry circuitBreakerRegistry() {
+		if (this.circuitBreakerRegistry != null) {
+			return this.circuitBreakerRegistry;
+		}
+		CircuitBreakerRegistry registry = CircuitBreakerRegistry.ofDefaults();
+		if (this.meterRegistry != null) {
+			TaggedCircuitBreakerMetrics.ofCircuitBreakerRegistry(registry).bindTo(this.meterRegistry);
+		}
+		return registry;
+	}
+
+	/** The application's registry if it has one, else a private one bound to the meter registry. */
+	BulkheadRegistry bulkheadRegistry() {
+		if (this.bulkheadRegistry != null) {
+			return this.bulkheadRegistry;
+		}
+		BulkheadRegistry registry = BulkheadRegistry.ofDefaults();
+		if (this.meterRegistry != null) {
+			TaggedBulkheadMetrics.ofBulkheadRegistry(registry).bindTo(this.meterRegistry);
+		}
+		return registry;
+	}
+
+}
+

@@ -1,0 +1,7 @@
+package dev.concertcache.tiered.support;
+
+/**
+ * A cached value of the tests.
+ */
+record Item(long id, String name) {
+}
