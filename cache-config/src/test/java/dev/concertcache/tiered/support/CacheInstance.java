@@ -103,7 +103,8 @@ final class CacheInstance implements AutoCloseable {
 			this.manager.start();
 		}
 		if (start && awaitListener) {
-			await().atMost(Duration.ofSeconds(5)).until(this.manager::isListening);
+			// Generous: the integration tier runs three such JVMs beside Redis servers on two cores.
+			await().atMost(Duration.ofSeconds(10)).until(this.manager::isListening);
 		}
 	}
 
