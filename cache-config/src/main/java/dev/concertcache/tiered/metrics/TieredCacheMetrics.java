@@ -76,10 +76,6 @@ public final class TieredCacheMetrics {
 		this.lag.record(Math.max(0, millis), TimeUnit.MILLISECONDS);
 	}
 
-	public Timer lagTimer() {
-		return this.lag;
-	}
-
 	public void error(String cache, String operation) {
 		this.registry.counter("tiered.cache.errors", "cache", cache, "tier", "l2", "operation", operation).increment();
 	}
