@@ -92,7 +92,7 @@ class BinlogCapture implements SmartLifecycle {
 		this.stalenessBound = stalenessBound;
 		this.landing = new Lander.Landing(StaleCaches.of(concertCaches, properties.getMaxKeysPerTransaction()),
 				cacheManager, metrics, clock, Ticker.systemTicker(), properties.getMaxKeysPerTransaction(),
-				properties.getRetryInterval(), properties.getMaxRetryInterval());
+				properties.getRetryInterval(), properties.getMaxRetryInterval(), LandingThread.senders());
 	}
 
 	/** Checks the server (before readiness), then reads or stands by in the background. */

@@ -2,7 +2,11 @@ package dev.concertcache.api.capture;
 
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.apache.commons.logging.Log;
@@ -119,18 +123,20 @@ final class Lander {
 			this.pending.add(this.landing.caches().stale(batch), ticker.read());
 		}
 		List<Stale> due = this.pending.due(ticker.read());
-		for (Stale stale : due) {
-			try {
-				this.landing.caches().invalidate(stale);
+		List<@Nullable RuntimeException> failures = send(due);
+		for (int i = 0; i < due.size(); i++) {
+			Stale stale = due.get(i);
+			RuntimeException failure = failures.get(i);
+			if (failure == null) {
 				this.pending.landed(stale);
+				continue;
 			}
-			catch (RuntimeException ex) {
-				// InvalidationFailedException, DataAccessException: nothing is dropped.
-				this.pending.refused(stale,
-						ex instanceof InvalidationFailedException failed && failed.isEveryInstanceTold(), ticker.read());
-				this.landing.metrics().retry();
-				logger.debug("Capture: Redis did not take the invalidation of " + stale + "; trying it again", ex);
-			}
+			// InvalidationFailedException, DataAccessException: nothing is dropped.
+			this.pending.refused(stale,
+					failure instanceof InvalidationFailedException failed && failed.isEveryInstanceTold(),
+					ticker.read());
+			this.landing.metrics().retry();
+			logger.debug("Capture: Redis did not take the invalidation of " + stale + "; trying it again", failure);
 		}
 		if (!this.pending.isEmpty()) {
 			if (this.pending.everyInstanceTold() && checkpointed(through)) {
@@ -152,6 +158,36 @@ final class Lander {
 			this.reported = through;
 			this.connection.checkpointed(through);
 			this.landing.metrics().position(throughOffset);
+		}
+	}
+
+	/**
+	 * Sends every invalidation of {@code due} side by side ({@link Landing#senders()}): each is a few Redis round trips,
+	 * and a transaction's entries (a concert, its schedules, its list block, the list's end) would otherwise wait for
+	 * one another. Returns each one's failure, {@code null} where Redis took it, in the order of {@code due}.
+	 */
+	private List<@Nullable RuntimeException> send(List<Stale> due) {
+		if (due.size() == 1) {
+			return Collections.singletonList(invalidate(due.get(0)));
+		}
+		List<CompletableFuture<@Nullable RuntimeException>> sent = new ArrayList<>(due.size());
+		for (Stale stale : due) {
+			sent.add(CompletableFuture.supplyAsync(() -> invalidate(stale), this.landing.senders()));
+		}
+		List<@Nullable RuntimeException> failures = new ArrayList<>(due.size());
+		for (CompletableFuture<@Nullable RuntimeException> each : sent) {
+			failures.add(each.join());
+		}
+		return failures;
+	}
+
+	private @Nullable RuntimeException invalidate(Stale stale) {
+		try {
+			this.landing.caches().invalidate(stale);
+			return null;
+		}
+		catch (RuntimeException ex) {
+			return ex;
 		}
 	}
 
@@ -219,9 +255,11 @@ final class Lander {
 	/**
 	 * What every lander of a capture shares.
 	 * @param feed where confirmations and checkpoints go (ADR 0037)
+	 * @param senders the threads that send one landing's invalidations side by side
 	 */
 	record Landing(StaleCaches caches, TieredCacheManager feed, CaptureMetrics metrics,
-			Clock clock, Ticker ticker, int maxKeys, Duration retryInterval, Duration maxRetryInterval) {
+			Clock clock, Ticker ticker, int maxKeys, Duration retryInterval, Duration maxRetryInterval,
+			Executor senders) {
 	}
 
 	/** The invalidation stream's node no longer holds the checkpoint the reader last read or moved. */

@@ -1,9 +1,12 @@
 package dev.concertcache.api.capture;
 
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
@@ -19,8 +22,11 @@ import org.jspecify.annotations.Nullable;
  */
 final class LandingThread {
 
-	/** The name of the thread every landing runs on. */
+	/** The name of the thread every landing runs on, and of the threads that send its invalidations. */
 	static final String NAME = "binlog-capture-land";
+
+	/** How many invalidations of one landing are sent at once; the landing thread sends any beyond. */
+	private static final int SENDERS = 4;
 
 	private static final Log logger = LogFactory.getLog(LandingThread.class);
 
@@ -41,6 +47,18 @@ final class LandingThread {
 		});
 		long millis = Math.max(1, interval.toMillis());
 		this.executor.scheduleWithFixedDelay(this::land, millis, millis, TimeUnit.MILLISECONDS);
+	}
+
+	/**
+	 * Threads for one landing's invalidations, started when a landing has several to send and ended after 30 s
+	 * idle; past {@value #SENDERS} busy, the landing thread sends the next one itself.
+	 */
+	static Executor senders() {
+		return new ThreadPoolExecutor(0, SENDERS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), (task) -> {
+			Thread thread = new Thread(task, NAME);
+			thread.setDaemon(true);
+			return thread;
+		}, new ThreadPoolExecutor.CallerRunsPolicy());
 	}
 
 	/** Lands at once, unless a landing is queued already (it takes this commit too). */
