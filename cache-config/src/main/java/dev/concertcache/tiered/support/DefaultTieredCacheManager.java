@@ -44,7 +44,6 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.hotset.HotSetExchange;
-import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.log.InvalidationListener;
 import dev.concertcache.tiered.log.InvalidationStream;
@@ -133,7 +132,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
 		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
 				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,
-				this::onMoved);
+				() -> this.failovers.onMoved()); // a slot moved: this instance's topology is behind a failover
 		this.stream = InvalidationStream.of(this.redis, builder.streamMaxLength);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
@@ -381,11 +380,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
 		}
-	}
-
-	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
-	private void onMoved() {
-		this.failovers.onMoved();
 	}
 
 	/** Whether the Redis servers behind the connections are confirmed; for tests. */

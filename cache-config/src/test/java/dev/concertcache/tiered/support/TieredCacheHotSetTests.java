@@ -16,7 +16,6 @@ import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.hotset.HotSetConfiguration;
-import dev.concertcache.tiered.HotSetFill;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
