@@ -58,8 +58,6 @@ import dev.concertcache.tiered.redis.RedisUnavailableException;
  * As a {@link SmartLifecycle} it starts the invalidation listener (a daemon thread reading the Redis stream on
  * its own connection), the retry of evictions that could not reach Redis and (mode TIERED) the publishing of the
  * hot set, and stops them on shutdown.
- *
- * @author concert-cache
  */
 public final class DefaultTieredCacheManager implements TieredCacheManager, SmartLifecycle {
 
@@ -132,7 +130,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
 		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
 				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,
-				() -> this.failovers.onMoved()); // a slot moved: this instance's topology is behind a failover
+				() -> DefaultTieredCacheManager.this.failovers.onMoved()); // a slot moved: topology behind a failover
 		this.stream = InvalidationStream.of(this.redis, builder.streamMaxLength);
 		this.pending = new PendingEvictions(builder.pendingMaximumSize);
 		this.metrics.pendingEvictions(this.pending::size);
