@@ -21,6 +21,7 @@ FLOOR_DURATION=${FLOOR_DURATION:-30s}
 FLOOR_WARMUP=${FLOOR_WARMUP:-30s}
 FLOOR_WARMUP_RATE=${FLOOR_WARMUP_RATE:-300}
 DB_OUTAGE_WARMUP=${DB_OUTAGE_WARMUP:-30s}
+FRESHNESS_WARMUP=${FRESHNESS_WARMUP:-30s}
 # --capture-compare: capture off and on in turn, each on a fresh API; every "on" run sits between two "off"
 # runs, so its ratio is to their mean and the machine's drift over the rounds shows (as --ceiling does).
 CAPTURE_ROUNDS=(capture-off-1 capture-on-1 capture-off-2 capture-on-2 capture-off-3)

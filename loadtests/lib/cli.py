@@ -86,6 +86,9 @@ ENVIRONMENT = [
     ("P99_MS", "100", "the p99 limit in ms of a run with the database killed", ("db-outage",)),
     ("DB_OUTAGE_WARMUP", "30s", "the scenario at the run's rate on the fresh API before the outage run, not reported "
      "(none with --smoke; 0s for none): the outage strikes a service that has been serving", ("db-outage",)),
+    ("FRESHNESS_WARMUP", "30s", "the run's load and writers on freshly started instances before a freshness run, not "
+     "reported (none with --smoke; 0s for none): lags are measured on instances that have been serving",
+     ("freshness",)),
     ("K6", None, "a k6 binary to use (else k6 on the PATH, or one built into loadtests/.bin)", None),
     ("K6_PROMETHEUS_RW_SERVER_URL", None, "also push k6's metrics to this Prometheus remote-write URL, for the "
      "Grafana dashboards in ops/", None),

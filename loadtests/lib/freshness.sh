@@ -40,12 +40,14 @@ _freshness_names() {
 }
 
 # _freshness_instances: instances a and b of the API (profile cache) on an empty Redis, started side by side on free
-# ports and ready; sets PID_<NAME>, PORT_<NAME>, MGMT_<NAME>. With FRESHNESS_REUSE, instances of an earlier run that
+# ports and ready; sets PID_<NAME>, PORT_<NAME>, MGMT_<NAME> and _FRESHNESS_STARTED (the names of those started,
+# not kept). With FRESHNESS_REUSE, instances of an earlier run that
 # are still up are kept and their caches emptied through the API (DELETE /actuator/caches: L1 cleared, every
 # generation moved, as the fleet sees it; Redis is not flushed under them), so each run starts on empty caches as a
 # fresh pair would; one that run killed is started again on its ports.
 _freshness_instances() {
-  local name pid_var started=()
+  local name pid_var
+  _FRESHNESS_STARTED=()
   if [[ -z ${FRESHNESS_REUSE:-} ]]; then
     _FRESHNESS_PORTS=()
     PID_a="" PID_b="" PORT_a="" PORT_b="" MGMT_a="" MGMT_b=""
@@ -58,16 +60,16 @@ _freshness_instances() {
       continue
     fi
     _freshness_launch "$name" "$([[ $name == a ]] && echo 8080 || echo 8082)"
-    started+=("$name")
+    _FRESHNESS_STARTED+=("$name")
   done
-  for name in "${started[@]}"; do
+  for name in "${_FRESHNESS_STARTED[@]}"; do
     pid_var=PID_$name
     local mgmt_var=MGMT_$name
     await_api cache "$RESULTS/api-$name.log" "${!pid_var}" "${!mgmt_var}"
   done
   # Ready, and still running once the other is: on a shared machine another process may take a port between its
   # choice and the JVM's bind, answer the readiness probe, and leave this instance to exit on the bind failure.
-  for name in "${started[@]}"; do
+  for name in "${_FRESHNESS_STARTED[@]}"; do
     pid_var=PID_$name
     kill -0 "${!pid_var}" 2>/dev/null ||
       { tail -n 20 "$RESULTS/api-$name.log" >&2; die "API instance $name exited; see $RESULTS/api-$name.log"; }
@@ -122,6 +124,62 @@ _freshness_load() {
   "$K6" run --quiet "${env[@]}" "$ROOT/loadtests/scenarios/users-per-second.js" >"$dir/k6.log" 2>&1 &
   service_track "k6-$name" $!
   printf -v "K6_PID_$name" '%s' "$!"
+}
+
+# _freshness_checker DIR FAULT [FLAG...]: lib/freshness.py writing and reading back for FRESHNESS_SECONDS against
+# the instances, in the background; sets _FRESHNESS_CHECKER_PID.
+_freshness_checker() {
+  local dir=$1 fault=$2 name port_var
+  shift 2
+  local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir")
+  for name in $(_freshness_names); do
+    port_var=PORT_$name
+    checker+=(--instance "$name=http://127.0.0.1:${!port_var}")
+  done
+  checker+=(--token="$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$fault" --fault-log "$dir/fault.log")
+  ! $SQL_WRITER || checker+=(--sql-client
+    "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache")
+  # shellcheck disable=SC2206 # FRESHNESS_OPTS is a list of checker flags
+  checker+=(${FRESHNESS_OPTS:-} "$@")
+  mkdir -p "$dir"
+  : >"$dir/fault.log"
+  rm -f "$dir/started"
+  "${checker[@]}" >"$dir/checker.log" 2>&1 &
+  _FRESHNESS_CHECKER_PID=$!
+  service_track checker "$_FRESHNESS_CHECKER_PID"
+}
+
+# _freshness_warmup DIR JOURNEYS_PER_SECOND: the run's load and writers on freshly started instances for
+# FRESHNESS_WARMUP, not judged, then their caches emptied and the titles reset. A run measures the lags of a pair
+# that has been serving: the paths of a write (the binary log's reader, the landing, the listener) compiled, not
+# interpreted; a cold instance's lags are what rolling-deploy measures.
+_freshness_warmup() {
+  local dir=$1 rate=$2 names name port_var pid_var
+  read -ra names <<<"$(_freshness_names)"
+  local half=$(((rate + ${#names[@]} - 1) / ${#names[@]}))
+  local FRESHNESS_SECONDS
+  FRESHNESS_SECONDS=$(_freshness_seconds "$FRESHNESS_WARMUP")
+  step "freshness: warming the instances for $FRESHNESS_SECONDS s at $rate journeys/s, writers on (not reported)"
+  for name in "${names[@]}"; do
+    port_var=PORT_$name
+    _freshness_load "$name" "${!port_var}" "" "$dir/load-$name" "$half"
+  done
+  _freshness_checker "$dir" none --lag-p99-ms none --sql-lag-p99-ms none
+  wait "$_FRESHNESS_CHECKER_PID" || true
+  service_stop checker
+  for name in "${names[@]}"; do
+    pid_var=K6_PID_$name
+    wait "${!pid_var}" || true
+    service_stop "k6-$name"
+    _freshness_evict "$name" || die "could not empty the caches of instance $name after its warm-up"
+  done
+  _freshness_reset_titles
+}
+
+# The checker reads versions from titles "fresh-<id>-<version>": the last run's would pass for new writes.
+_freshness_reset_titles() {
+  _freshness_sql "UPDATE concert_cache.concert SET title = CONCAT('concert-', id), updated_at = UTC_TIMESTAMP(3)
+    WHERE title LIKE 'fresh-%'" || die "could not reset the titles the last freshness run wrote"
 }
 
 # _freshness_started DIR: waits until the checker has started its clock (faults are timed from it).
@@ -210,6 +268,9 @@ freshness_run() {
   read -ra names <<<"$(_freshness_names)"
   local half=$(((rate + ${#names[@]} - 1) / ${#names[@]}))
   _freshness_instances
+  if ((${#_FRESHNESS_STARTED[@]} > 0)) && ! $SMOKE && [[ $FRESHNESS_WARMUP != 0* ]]; then
+    _freshness_warmup "$dir/warmup" "$rate"
+  fi
 
   local loads=("${names[@]}")
   if [[ $FAULT == rolling-deploy ]]; then
@@ -228,21 +289,8 @@ freshness_run() {
     done
   fi
   start_sampler "$dir/redis-clients.tsv"
-  local checker=(python3 "$ROOT/loadtests/lib/freshness.py" run --out "$dir")
-  for name in "${names[@]}"; do
-    port_var=PORT_$name
-    checker+=(--instance "$name=http://127.0.0.1:${!port_var}")
-  done
-  checker+=(--token="$ADMIN_TOKEN" --duration "$FRESHNESS_SECONDS" --fault "$FAULT" --fault-log "$dir/fault.log")
-  ! $SQL_WRITER || checker+=(--sql-client
-    "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P$DB_PORT -uconcert -pconcert concert_cache")
-  # shellcheck disable=SC2206 # FRESHNESS_OPTS is a list of checker flags
-  checker+=(${FRESHNESS_OPTS:-})
-  : >"$dir/fault.log"
-  rm -f "$dir/started"
-  "${checker[@]}" >"$dir/checker.log" 2>&1 &
-  local checker_pid=$!
-  service_track checker "$checker_pid"
+  _freshness_checker "$dir" "$FAULT"
+  local checker_pid=$_FRESHNESS_CHECKER_PID
   _freshness_fault "$dir"
   if [[ $FAULT == redis-restart ]]; then
     # In this shell: restart_redis replaces the tracked redis-server.
@@ -355,9 +403,7 @@ freshness_runs() {
     # The logs of instances started for a run go with it (_freshness_launch writes to RESULTS).
     RESULTS=$1/$FAULT
     mkdir -p "$RESULTS"
-    # The checker reads versions from titles "fresh-<id>-<version>": the last run's would pass for new writes.
-    _freshness_sql "UPDATE concert_cache.concert SET title = CONCAT('concert-', id), updated_at = UTC_TIMESTAMP(3)
-      WHERE title LIKE 'fresh-%'" || die "could not reset the titles the last freshness run wrote"
+    _freshness_reset_titles
     freshness_run "$RESULTS"
     # The instances serve the next run too (a pair's start and JIT warm-up is most of a smoke run's time).
     FRESHNESS_REUSE=1
