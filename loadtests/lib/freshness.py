@@ -183,10 +183,13 @@ def analyze(writes, reads, stale_after, out=None):
     return rows
 
 
-def verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer):
+def verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer, fault="none", fault_events=()):
     """(passed, reasons): no stale read anywhere, the writing instance never behind its own write (the contract's
-    "never again" clause), and every row's lag p99 within its kind's limit (None: not judged)."""
+    "never again" clause), every row's lag p99 within its kind's limit (None: not judged), and a fault that struck
+    (an event in its log): a fault that did not would pass a quiet run under its name."""
     reasons = []
+    if fault != "none" and not fault_events:
+        reasons.append(f"fault {fault}: nothing in the fault log, the fault never struck")
     for (instance, kind, resource), row in sorted(rows.items()):
         limit = sql_lag_p99_ms if kind == "sql" else lag_p99_ms
         p99 = percentile([lag * 1000 for lag in row.lags], 99)
@@ -224,7 +227,7 @@ def render(rows, params, writes, stale_after, limits, fault_events=(), max_liste
     for w in writes:
         acked, failed = writes_by_writer.get(w.writer, (0, 0))
         writes_by_writer[w.writer] = (acked + (w.acked is not None), failed + (w.acked is None))
-    passed, reasons = verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer)
+    passed, reasons = verdict(rows, lag_p99_ms, sql_lag_p99_ms, writes_by_writer, params["fault"], fault_events)
     out = [
         f"freshness | instances {params['instances']} | {params['duration']:.0f} s | fault {params['fault']}",
         f"  writes {params['write_rate']}/s per writer ({', '.join(sorted(writes_by_writer))}), "

@@ -230,7 +230,7 @@ _freshness_fault() {
       (
         _freshness_started "$dir"
         sleep "$third"
-        _freshness_sql "REVOKE REPLICATION SLAVE ON *.* FROM 'concert'@'%'"
+        _freshness_sql "REVOKE REPLICATION SLAVE ON *.* FROM $_FRESHNESS_CAPTURE_USERS"
         local until=$((SECONDS + third)) killed
         # Killed again each second: a reconnect that raced the REVOKE reads on otherwise.
         while ((SECONDS < until)); do
@@ -241,13 +241,16 @@ _freshness_fault() {
           echo "$(date +%s.%N) binary log not readable: $killed dump connections killed" >>"$log"
           sleep 1
         done
-        _freshness_sql "GRANT REPLICATION SLAVE ON *.* TO 'concert'@'%'"
+        _freshness_sql "GRANT REPLICATION SLAVE ON *.* TO $_FRESHNESS_CAPTURE_USERS"
         echo "$(date +%s.%N) binary log readable again (REPLICATION SLAVE granted)" >>"$log"
       ) &
       service_track fault $!
       ;;
   esac
 }
+
+# The capture's user on loopback, as test-support's DatabaseServer makes it (TCP and socket).
+_FRESHNESS_CAPTURE_USERS="'concert'@'127.0.0.1', 'concert'@'localhost'"
 
 # Runs one statement as root on the runner's MariaDB; prints the rows, tab-separated, without headers.
 _freshness_sql() {

@@ -159,6 +159,16 @@ class VerdictTests(unittest.TestCase):
         self.assertFalse(passed)
         self.assertIn("nothing measured", reasons[0])
 
+    def test_a_fault_with_nothing_in_its_log_fails_the_run(self):
+        passed, reasons = verdict({}, 100, 250, {"sql": (5, 0)}, "capture-stall", [])
+        self.assertFalse(passed)
+        self.assertIn("the fault never struck", reasons[0])
+
+    def test_a_fault_that_struck_passes(self):
+        passed, reasons = verdict({}, 100, 250, {"sql": (5, 0)}, "capture-stall",
+                                  [(15.0, "binary log not readable: 1 dump connections killed")])
+        self.assertTrue(passed, reasons)
+
 
 if __name__ == "__main__":
     unittest.main()
