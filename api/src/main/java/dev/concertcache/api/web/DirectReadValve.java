@@ -3,8 +3,12 @@ package dev.concertcache.api.web;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 import jakarta.servlet.ServletException;
 
@@ -48,13 +52,10 @@ final class DirectReadValve extends ValveBase {
 	/** The header of a causal read (ADR 0038), which the causal-read filter acts on. */
 	static final String COMMIT_POSITION = "Concert-Cache-Position";
 
-	private static final Value HIT_L1 = Value.of(CacheStatus.HIT_L1);
-
-	private static final Value HIT_L2 = Value.of(CacheStatus.HIT_L2);
-
-	private static final Value MISS = Value.of(CacheStatus.MISS);
-
-	private static final Value STALE = Value.of(CacheStatus.STALE);
+	/** {@link CacheStatus#of}'s values as header bytes, made once. */
+	private static final Map<String, Value> CACHE_STATUSES = Stream
+		.of(CacheStatus.HIT_L1, CacheStatus.HIT_L2, CacheStatus.MISS, CacheStatus.STALE)
+		.collect(Collectors.toUnmodifiableMap(Function.identity(), Value::of));
 
 	private final Supplier<Routes> resolve;
 
@@ -180,14 +181,7 @@ final class DirectReadValve extends ValveBase {
 	}
 
 	private static Value status(Lookup<?> lookup) {
-		if (lookup.stale()) {
-			return STALE;
-		}
-		return switch (lookup.source()) {
-			case L1 -> HIT_L1;
-			case L2 -> HIT_L2;
-			case LOADER -> MISS;
-		};
+		return CACHE_STATUSES.get(CacheStatus.of(lookup));
 	}
 
 	/** The routes with what their answers need: header values and timers made once, the cached bodies. */
