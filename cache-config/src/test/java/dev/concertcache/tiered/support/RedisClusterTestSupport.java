@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisCluster;
 import dev.concertcache.testsupport.Replication;
@@ -29,7 +29,8 @@ abstract class RedisClusterTestSupport {
 
 	static RedisCluster cluster;
 
-	final List<AutoCloseable> closeables = new ArrayList<>();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@BeforeAll
 	static void startCluster() {
@@ -41,17 +42,8 @@ abstract class RedisClusterTestSupport {
 		cluster.close();
 	}
 
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
-
 	CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(cluster, properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(cluster, properties));
 	}
 
 	/** A cache whose generation counter is on {@code node}. */

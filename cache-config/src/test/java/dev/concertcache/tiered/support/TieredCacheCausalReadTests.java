@@ -1,15 +1,13 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
@@ -29,17 +27,11 @@ class TieredCacheCausalReadTests {
 
 	private static final Item NEW = new Item(1, "new");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	/** One key prefix, so one invalidation stream, for the instances of a test. */
 	private final CacheInstance.Settings properties = CacheInstance.properties();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
 
 	@Test
 	void aReadWaitingForAPositionIsReleasedByTheConfirmationThatCoversIt() throws Exception {
@@ -68,7 +60,7 @@ class TieredCacheCausalReadTests {
 	void anInstanceThatFollowsNoFeedForItsTiersStillHearsItsPositions() throws Exception {
 		CacheInstance feed = instance();
 		CacheInstance notFollowing = CacheInstance.start(RedisServer.shared(), this.properties);
-		this.closeables.add(notFollowing);
+		this.scope.closeAfter(notFollowing);
 
 		confirm(feed, null, "3");
 
@@ -129,10 +121,8 @@ class TieredCacheCausalReadTests {
 	}
 
 	private CacheInstance instance() {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(),
-				this.properties.and((builder) -> builder.changeFeedMaxLag(Duration.ofMillis(750))));
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(),
+				this.properties.and((builder) -> builder.changeFeedMaxLag(Duration.ofMillis(750)))));
 	}
 
 }

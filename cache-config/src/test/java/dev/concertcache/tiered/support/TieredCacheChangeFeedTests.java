@@ -1,8 +1,6 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.sql.SQLNonTransientConnectionException;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -18,8 +16,8 @@ import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.DataType;
@@ -55,14 +53,8 @@ class TieredCacheChangeFeedTests {
 
 	private static final Item NEW = new Item(1, "new");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void anInstanceThatHasNeverHeardTheFeedReadsFromTheLoaderPastAValueRedisHoldsFromBeforeMaxLag() {
@@ -262,8 +254,8 @@ class TieredCacheChangeFeedTests {
 			CacheInstance.Settings properties = CacheInstance.properties();
 			CacheInstance feed = CacheInstance.start(redis, properties);
 			CacheInstance other = CacheInstance.start(redis, properties);
-			this.closeables.add(feed);
-			this.closeables.add(other);
+			this.scope.closeAfter(feed);
+			this.scope.closeAfter(other);
 			CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
 			onOther.get(1L, () -> Optional.of(OLD));
 			String stream = properties.keyPrefix() + ":invalidations";
@@ -457,7 +449,7 @@ class TieredCacheChangeFeedTests {
 					.withStaleIfError(Duration.ofMinutes(1))
 					.withLoaderCircuitBreaker(CircuitBreakerConfig.custom().minimumNumberOfCalls(2).slidingWindowSize(2).build())))),
 				commands);
-		this.closeables.add(instance);
+		this.scope.closeAfter(instance);
 		confirm(instance, Duration.ZERO);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
@@ -598,9 +590,7 @@ class TieredCacheChangeFeedTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

@@ -1,12 +1,11 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.LongStream;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCacheConfiguration;
@@ -21,14 +20,8 @@ class TieredCacheExpiryTests {
 
 	private static final int KEYS = 1000;
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void l1EntryExpiresAfterItsTtlAndIsPromotedAgainFromRedis() {
@@ -135,9 +128,7 @@ class TieredCacheExpiryTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

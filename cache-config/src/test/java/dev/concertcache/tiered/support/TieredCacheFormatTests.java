@@ -1,15 +1,14 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCacheConfiguration;
@@ -27,14 +26,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TieredCacheFormatTests {
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void valueIsStoredAsVersionedJsonUnderANamespacedKey() {
@@ -193,9 +186,7 @@ class TieredCacheFormatTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 	record PageKey(long afterId, int size) {

@@ -1,18 +1,15 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 
@@ -37,17 +34,8 @@ class TieredCacheFreshnessTests {
 
 	private static final Item NEW = new Item(1, "new");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@AfterEach
-	void close() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void aReadWhileTheWriterIsBetweenRedisAndL1DoesNotPutTheOldValueBackIntoTheWritersL1() throws Exception {
@@ -61,7 +49,7 @@ class TieredCacheFreshnessTests {
 			parked.countDown();
 			Latches.awaitRelease(release);
 		});
-		Future<?> eviction = this.threads.submit(() -> cache.evict(1L));
+		Future<?> eviction = this.scope.submit(() -> cache.evict(1L));
 		assertThat(parked.await(10, TimeUnit.SECONDS)).isTrue();
 
 		// The write is committed but not acknowledged: either value may be served now.
@@ -84,7 +72,7 @@ class TieredCacheFreshnessTests {
 			parked.countDown();
 			Latches.awaitRelease(release);
 		});
-		Future<?> eviction = this.threads.submit(cache::evictAll);
+		Future<?> eviction = this.scope.submit(cache::evictAll);
 		assertThat(parked.await(10, TimeUnit.SECONDS)).isTrue();
 
 		cache.get(1L, () -> Optional.of(NEW));
@@ -199,7 +187,7 @@ class TieredCacheFreshnessTests {
 				(settings) -> settings.maxSilence(Duration.ofMillis(750)));
 		CacheInstance writer = instance(properties);
 		CacheInstance starting = CacheInstance.notStarted(RedisServer.shared(), properties);
-		this.closeables.add(starting);
+		this.scope.closeAfter(starting);
 		CacheUnderTest<Long, Item> onStarting = starting.cache("items", Long.class, Item.class);
 		// Read (a request, a hot-set fill) before the listener's first connect picks where in the stream it starts.
 		onStarting.get(1L, () -> Optional.of(OLD));
@@ -265,7 +253,7 @@ class TieredCacheFreshnessTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch hanging = new CountDownLatch(1);
 		CountDownLatch started = new CountDownLatch(1);
-		this.threads.submit(() -> cache.get(1L, () -> {
+		this.scope.submit(() -> cache.get(1L, () -> {
 			started.countDown();
 			Latches.awaitRelease(hanging);
 			return Optional.of(OLD);
@@ -273,7 +261,7 @@ class TieredCacheFreshnessTests {
 		assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
 		CountingLoader loader = new CountingLoader();
 
-		Future<Optional<Item>> waiting = this.threads.submit(() -> cache.get(1L, loader.returning(NEW)));
+		Future<Optional<Item>> waiting = this.scope.submit(() -> cache.get(1L, loader.returning(NEW)));
 
 		assertThat(waiting.get(10, TimeUnit.SECONDS)).contains(NEW);
 		assertThat(loader.calls()).isEqualTo(1);
@@ -287,7 +275,7 @@ class TieredCacheFreshnessTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch readTheOldRow = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> before = this.threads.submit(() -> cache.get(1L, () -> {
+		Future<Optional<Item>> before = this.scope.submit(() -> cache.get(1L, () -> {
 			readTheOldRow.countDown();
 			Latches.awaitRelease(release);
 			return Optional.of(OLD);
@@ -295,7 +283,7 @@ class TieredCacheFreshnessTests {
 		assertThat(readTheOldRow.await(10, TimeUnit.SECONDS)).isTrue();
 		cache.evict(1L);
 
-		Future<Optional<Item>> after = this.threads.submit(() -> cache.get(1L, () -> Optional.of(NEW)));
+		Future<Optional<Item>> after = this.scope.submit(() -> cache.get(1L, () -> Optional.of(NEW)));
 
 		assertThat(after.get(10, TimeUnit.SECONDS)).contains(NEW);
 		release.countDown();
@@ -321,9 +309,7 @@ class TieredCacheFreshnessTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

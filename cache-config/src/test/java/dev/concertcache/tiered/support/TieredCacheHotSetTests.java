@@ -2,13 +2,11 @@ package dev.concertcache.tiered.support;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.function.Consumer;
 import java.util.stream.LongStream;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.data.redis.core.RedisCallback;
 
@@ -28,18 +26,12 @@ class TieredCacheHotSetTests {
 
 	private static final String CACHE = "items";
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	private final CacheInstance.Settings properties = CacheInstance.properties(
 			(builder) -> builder.withCacheConfiguration(CACHE, TieredCacheConfiguration.defaultConfig()
 				.withL1MaximumSize(40)));
-
-	@AfterEach
-	void close() throws Exception {
-		for (int i = this.closeables.size() - 1; i >= 0; i--) {
-			this.closeables.get(i).close();
-		}
-	}
 
 	@Test
 	void anInstanceStartedAfterAnotherHasTheOthersHottestKeysInL1BeforeItServesAnything() {
@@ -135,7 +127,7 @@ class TieredCacheHotSetTests {
 	void aFillAgainstARedisThatDoesNotAnswerEndsAtItsTimeoutAndFillsNothing() {
 		RedisServer server = new RedisServer();
 		server.start();
-		this.closeables.add(server);
+		this.scope.closeAfter(server);
 		CacheInstance first = instance(server, 10);
 		servesTenHotAndTwentyColdKeys(first);
 		first.manager.hotSet().publish();
@@ -182,9 +174,7 @@ class TieredCacheHotSetTests {
 
 	private CacheInstance instance(RedisServer server, int size,
 			Consumer<TieredCacheManagerBuilder> customizer) {
-		CacheInstance instance = CacheInstance.start(server, this.properties.and(customizer));
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(server, this.properties.and(customizer)));
 	}
 
 }

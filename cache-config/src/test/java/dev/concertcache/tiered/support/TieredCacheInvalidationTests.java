@@ -1,7 +1,6 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
@@ -11,8 +10,8 @@ import java.util.concurrent.locks.LockSupport;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import io.micrometer.core.instrument.Timer;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.core.RedisCallback;
@@ -32,14 +31,8 @@ class TieredCacheInvalidationTests {
 
 	private static final Item OLD = new Item(1, "old");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void evictionOnOneInstanceRemovesTheEntryFromTheOthersL1() {
@@ -171,9 +164,7 @@ class TieredCacheInvalidationTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties, DefaultClientResources resources) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties, resources);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties, resources));
 	}
 
 	/** The address of the client called {@code name}, or null: it changes with every reconnection. */

@@ -5,8 +5,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -16,8 +14,8 @@ import java.util.function.UnaryOperator;
 import io.github.resilience4j.bulkhead.BulkheadConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 
@@ -41,17 +39,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TieredCacheLoaderGuardTests {
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@AfterEach
-	void close() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void bulkheadBoundsLoadsInProgressAndTurnsTheNextMissAwayQuicklyWhileHitsGoOn() throws Exception {
@@ -64,7 +53,7 @@ class TieredCacheLoaderGuardTests {
 		List<Future<Optional<Item>>> slow = new ArrayList<>();
 		for (long key = 1; key <= 2; key++) {
 			long id = key;
-			slow.add(this.threads.submit(() -> cache.get(id, () -> {
+			slow.add(this.scope.submit(() -> cache.get(id, () -> {
 				started.countDown();
 				Latches.awaitRelease(release);
 				return Optional.of(new Item(id, "slow"));
@@ -184,7 +173,7 @@ class TieredCacheLoaderGuardTests {
 		CountDownLatch go = new CountDownLatch(1);
 		List<Future<List<Optional<Item>>>> results = new ArrayList<>();
 		for (int reader = 0; reader < readers; reader++) {
-			results.add(this.threads.submit(() -> {
+			results.add(this.scope.submit(() -> {
 				Latches.awaitRelease(go);
 				List<Optional<Item>> read = new ArrayList<>();
 				for (long key = 0; key < keys; key++) {
@@ -216,7 +205,7 @@ class TieredCacheLoaderGuardTests {
 		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
 		CountDownLatch started = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> slow = this.threads.submit(() -> pages.get(1L, () -> {
+		Future<Optional<Item>> slow = this.scope.submit(() -> pages.get(1L, () -> {
 			started.countDown();
 			Latches.awaitRelease(release);
 			return Optional.of(new Item(1, "page"));
@@ -259,7 +248,7 @@ class TieredCacheLoaderGuardTests {
 				.withL1Ttl(Duration.ofSeconds(30))
 				.withL2Ttl(Duration.ofMinutes(10))));
 		}));
-		this.closeables.add(instance);
+		this.scope.closeAfter(instance);
 		return instance;
 	}
 

@@ -301,8 +301,8 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		CacheInstance a = CacheInstance.start(cluster, properties, DefaultClientResources.builder()
 			.eventBus(new DefaultEventBus(Schedulers.fromExecutorService(events)))
 			.build());
-		this.closeables.add(a);
-		this.closeables.add(events::shutdownNow);
+		this.scope.closeAfter(a);
+		this.scope.closeAfter(events::shutdownNow);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		long chosen = keyOffStreamAndCounter(properties, onA, "items");
 		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(chosen));
@@ -347,7 +347,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		// No periodic refresh within the test, no connection lost: only the redirect can tell the instance.
 		CacheInstance a = CacheInstance.start(cluster, properties, DefaultClientResources.create(),
 				Duration.ofHours(1));
-		this.closeables.add(a);
+		this.scope.closeAfter(a);
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		long chosen = keyOffStreamAndCounter(properties, onA, "items");
 		RedisCluster.Node primary = cluster.primaryFor(onA.redisKey(chosen));

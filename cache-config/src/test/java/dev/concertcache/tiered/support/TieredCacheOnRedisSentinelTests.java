@@ -5,9 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.CommandTrap;
 import dev.concertcache.testsupport.RedisSentinel;
@@ -29,21 +29,16 @@ class TieredCacheOnRedisSentinelTests {
 
 	private static final Item NEW = new Item(1, "new");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
+
+	private final List<CacheInstance> instances = new ArrayList<>();
 
 	private RedisSentinel sentinel;
 
 	@BeforeEach
 	void startSentinel() {
-		this.sentinel = new RedisSentinel().start();
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-		this.sentinel.close();
+		this.sentinel = this.scope.closeAfter(new RedisSentinel().start());
 	}
 
 	@Test
@@ -131,8 +126,8 @@ class TieredCacheOnRedisSentinelTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(this.sentinel, properties);
-		this.closeables.add(instance);
+		CacheInstance instance = this.scope.closeAfter(CacheInstance.start(this.sentinel, properties));
+		this.instances.add(instance);
 		return instance;
 	}
 
@@ -158,8 +153,7 @@ class TieredCacheOnRedisSentinelTests {
 	}
 
 	private boolean everyServerConfirmed() {
-		return this.closeables.stream()
-			.map(CacheInstance.class::cast)
+		return this.instances.stream()
 			.allMatch((instance) -> instance.manager.serverConfirmation().isConfirmed());
 	}
 

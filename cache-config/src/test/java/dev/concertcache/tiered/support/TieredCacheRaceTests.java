@@ -1,20 +1,16 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import com.github.benmanes.caffeine.cache.AsyncCache;
 import com.github.benmanes.caffeine.cache.Caffeine;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.format.JsonValueCodec;
@@ -32,17 +28,8 @@ class TieredCacheRaceTests {
 
 	private static final Item NEW = new Item(1, "new");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@AfterEach
-	void close() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void caffeineDropsAnInFlightFutureThatIsInvalidatedBeforeItCompletes() {
@@ -67,7 +54,7 @@ class TieredCacheRaceTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> staleRead = this.threads.submit(() -> cache.get(1L, () -> {
+		Future<Optional<Item>> staleRead = this.scope.submit(() -> cache.get(1L, () -> {
 			loading.countDown();
 			Latches.awaitRelease(release);
 			return Optional.of(OLD);
@@ -94,7 +81,7 @@ class TieredCacheRaceTests {
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> staleRead = this.threads.submit(() -> onA.get(1L, () -> {
+		Future<Optional<Item>> staleRead = this.scope.submit(() -> onA.get(1L, () -> {
 			loading.countDown();
 			Latches.awaitRelease(release);
 			return Optional.of(OLD);
@@ -125,7 +112,7 @@ class TieredCacheRaceTests {
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		CountDownLatch oldRead = new CountDownLatch(1);
 		CountDownLatch releaseOld = new CountDownLatch(1);
-		Future<Optional<Item>> before = this.threads.submit(() -> onA.get(1L, () -> {
+		Future<Optional<Item>> before = this.scope.submit(() -> onA.get(1L, () -> {
 			oldRead.countDown();
 			Latches.awaitRelease(releaseOld);
 			return Optional.of(OLD);
@@ -135,7 +122,7 @@ class TieredCacheRaceTests {
 		// B reads after the write (its value is the new one) and is still loading when the old load finishes.
 		CountDownLatch newRead = new CountDownLatch(1);
 		CountDownLatch releaseNew = new CountDownLatch(1);
-		Future<Optional<Item>> after = this.threads.submit(() -> onB.get(1L, () -> {
+		Future<Optional<Item>> after = this.scope.submit(() -> onB.get(1L, () -> {
 			newRead.countDown();
 			Latches.awaitRelease(releaseNew);
 			return Optional.of(NEW);
@@ -163,7 +150,7 @@ class TieredCacheRaceTests {
 		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> staleRead = this.threads.submit(() -> pages.get(0L, () -> {
+		Future<Optional<Item>> staleRead = this.scope.submit(() -> pages.get(0L, () -> {
 			loading.countDown();
 			Latches.awaitRelease(release);
 			return Optional.of(OLD);
@@ -179,9 +166,7 @@ class TieredCacheRaceTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

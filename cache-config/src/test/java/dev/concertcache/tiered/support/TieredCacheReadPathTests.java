@@ -5,14 +5,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.CommandTrap.Sent;
 import dev.concertcache.testsupport.RedisServer;
@@ -27,17 +25,8 @@ import static org.awaitility.Awaitility.await;
  */
 class TieredCacheReadPathTests {
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@AfterEach
-	void close() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void secondReadIsAnL1HitAndTheLoaderRunsOnce() {
@@ -75,7 +64,7 @@ class TieredCacheReadPathTests {
 	void aKeyNeitherTierHoldsCostsTwoRoundTripsToRedisTheGetOrLockStepAndTheStore() {
 		CommandLog commands = new CommandLog();
 		CacheInstance instance = CacheInstance.start(RedisServer.shared(), CacheInstance.properties(), commands);
-		this.closeables.add(instance);
+		this.scope.closeAfter(instance);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		CountingLoader loader = new CountingLoader();
 		cache.get(1L, loader.returning(new Item(1, "one")));
@@ -92,7 +81,7 @@ class TieredCacheReadPathTests {
 		CacheInstance writer = instance(properties);
 		CommandLog commands = new CommandLog();
 		CacheInstance reader = CacheInstance.start(RedisServer.shared(), properties, commands);
-		this.closeables.add(reader);
+		this.scope.closeAfter(reader);
 		CountingLoader loader = new CountingLoader();
 		writer.cache("items", Long.class, Item.class).get(2L, loader.returning(new Item(2, "two")));
 		CacheUnderTest<Long, Item> cache = reader.cache("items", Long.class, Item.class);
@@ -112,7 +101,7 @@ class TieredCacheReadPathTests {
 		AtomicInteger calls = new AtomicInteger();
 		List<Future<Optional<Item>>> results = new ArrayList<>();
 		for (int i = 0; i < readers; i++) {
-			results.add(this.threads.submit(() -> cache.get(3L, () -> {
+			results.add(this.scope.submit(() -> cache.get(3L, () -> {
 				calls.incrementAndGet();
 				Latches.awaitRelease(release);
 				return Optional.of(new Item(3, "three"));
@@ -138,7 +127,7 @@ class TieredCacheReadPathTests {
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		AtomicInteger calls = new AtomicInteger();
-		Future<Optional<Item>> onA = this.threads.submit(() -> a.cache("items", Long.class, Item.class).get(5L, () -> {
+		Future<Optional<Item>> onA = this.scope.submit(() -> a.cache("items", Long.class, Item.class).get(5L, () -> {
 			calls.incrementAndGet();
 			loading.countDown();
 			Latches.awaitRelease(release);
@@ -149,7 +138,7 @@ class TieredCacheReadPathTests {
 		CountDownLatch waiting = new CountDownLatch(1);
 		// B's second get-or-lock step is sent only after it found the lock taken and waited for its holder.
 		b.commands.nth(2, Sent.script().and(Sent.naming(onBCache.redisKey(5L))), waiting::countDown);
-		Future<Optional<Item>> onB = this.threads.submit(() -> onBCache.get(5L, () -> {
+		Future<Optional<Item>> onB = this.scope.submit(() -> onBCache.get(5L, () -> {
 			calls.incrementAndGet();
 			return Optional.of(new Item(5, "loaded by b"));
 		}));
@@ -171,7 +160,7 @@ class TieredCacheReadPathTests {
 		CacheInstance b = instance(properties);
 		CountDownLatch loading = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> onA = this.threads.submit(() -> a.cache("items", Long.class, Item.class).get(5L, () -> {
+		Future<Optional<Item>> onA = this.scope.submit(() -> a.cache("items", Long.class, Item.class).get(5L, () -> {
 			loading.countDown();
 			Latches.awaitRelease(release);
 			return Optional.of(new Item(5, "slow"));
@@ -244,9 +233,7 @@ class TieredCacheReadPathTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

@@ -17,6 +17,7 @@ import java.util.function.Supplier;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.CommandTrap;
 import dev.concertcache.testsupport.CommandTrap.Sent;
@@ -33,23 +34,20 @@ class TieredCacheRedisDownTests {
 
 	private static final int WARM = 20;
 
-	private final RedisServer redis = new RedisServer();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
+
+	private final RedisServer redis = this.scope.closeAfter(new RedisServer());
 
 	private final Map<Long, Item> database = new ConcurrentHashMap<>();
 
 	private final AtomicInteger loads = new AtomicInteger();
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
 	private final ExecutorService threads = Executors.newFixedThreadPool(8);
 
 	@AfterEach
-	void close() throws Exception {
+	void stopThreads() {
 		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-		this.redis.close();
 	}
 
 	@Test
@@ -170,7 +168,7 @@ class TieredCacheRedisDownTests {
 		this.redis.kill();
 		CacheInstance.Settings properties = CacheInstance.properties();
 		CacheInstance a = CacheInstance.startWithoutWaiting(this.redis, properties);
-		this.closeables.add(a);
+		this.scope.closeAfter(a);
 		this.database.put(1L, new Item(1, "v1"));
 		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
 		assertThat(onA.get(1L, loader(1L))).contains(new Item(1, "v1"));
@@ -265,9 +263,7 @@ class TieredCacheRedisDownTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(this.redis, properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(this.redis, properties));
 	}
 
 }

@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 
@@ -29,19 +30,17 @@ class TieredCacheRedisRefusesConnectionsTests {
 
 	private static final int MAX_CLIENTS = 2;
 
-	private final RedisServer redis = new RedisServer("--maxclients", String.valueOf(MAX_CLIENTS));
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
+	private final RedisServer redis = this.scope
+		.closeAfter(new RedisServer("--maxclients", String.valueOf(MAX_CLIENTS)));
 
 	private final ExecutorService threads = Executors.newFixedThreadPool(8);
 
 	@AfterEach
-	void close() throws Exception {
+	void stopThreads() {
 		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-		this.redis.close();
 	}
 
 	@Test
@@ -52,7 +51,7 @@ class TieredCacheRedisRefusesConnectionsTests {
 			held.add(connectedClient());
 		}
 		CacheInstance instance = CacheInstance.startWithoutWaiting(this.redis, CacheInstance.properties());
-		this.closeables.add(instance);
+		this.scope.closeAfter(instance);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		AtomicInteger loads = new AtomicInteger();
 

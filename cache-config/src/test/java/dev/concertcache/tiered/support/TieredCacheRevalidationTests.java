@@ -1,11 +1,9 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
@@ -23,14 +21,8 @@ class TieredCacheRevalidationTests {
 
 	private static final Duration L1_TTL = Duration.ofSeconds(10);
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void expiredEntryWhoseRedisBytesAreUnchangedKeepsItsInstanceAndCountsAsAnL2Hit() {
@@ -153,9 +145,7 @@ class TieredCacheRevalidationTests {
 
 	/** An instance of the application; every instance of one test shares its key prefix. */
 	private CacheInstance instance() {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), this.properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), this.properties));
 	}
 
 }

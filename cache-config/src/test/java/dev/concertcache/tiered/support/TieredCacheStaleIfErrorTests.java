@@ -5,15 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.dao.DataAccessResourceFailureException;
 
@@ -38,17 +36,8 @@ class TieredCacheStaleIfErrorTests {
 
 	private static final Item NEW = new Item(1, "new");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
-
-	private final ExecutorService threads = Executors.newCachedThreadPool();
-
-	@AfterEach
-	void close() throws Exception {
-		this.threads.shutdownNow();
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	@Test
 	void expiredValueIsServedStaleFromL1WhenTheLoaderFailsAndCounted() {
@@ -233,10 +222,10 @@ class TieredCacheStaleIfErrorTests {
 			throw new DataAccessResourceFailureException("database down");
 		};
 		List<Future<Lookup<Item>>> readers = new ArrayList<>();
-		readers.add(this.threads.submit(() -> cache.lookup(1L, loader)));
+		readers.add(this.scope.submit(() -> cache.lookup(1L, loader)));
 		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
 		for (int i = 0; i < 15; i++) {
-			readers.add(this.threads.submit(() -> cache.lookup(1L, loader)));
+			readers.add(this.scope.submit(() -> cache.lookup(1L, loader)));
 		}
 		await().atMost(Duration.ofSeconds(5)).until(() -> instance.gets("items", "l1", "hit") >= 15);
 		release.countDown();
@@ -286,9 +275,7 @@ class TieredCacheStaleIfErrorTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

@@ -1,12 +1,10 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
@@ -28,7 +26,8 @@ class TieredCacheTransactionTests {
 
 	private static final Item OLD = new Item(1, "old");
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	private JdbcTemplate jdbc;
 
@@ -44,13 +43,6 @@ class TieredCacheTransactionTests {
 		this.jdbc.update("DELETE FROM tiered_cache_item");
 		this.jdbc.update("INSERT INTO tiered_cache_item VALUES (1, 'old')");
 		this.transactions = new TransactionTemplate(new DataSourceTransactionManager(dataSource));
-	}
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
 	}
 
 	@Test
@@ -102,9 +94,7 @@ class TieredCacheTransactionTests {
 	}
 
 	private CacheInstance instance(CacheInstance.Settings properties) {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), properties));
 	}
 
 }

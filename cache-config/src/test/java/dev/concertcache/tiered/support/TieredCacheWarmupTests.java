@@ -1,11 +1,9 @@
 package dev.concertcache.tiered.support;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Set;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCacheWarmup;
@@ -19,16 +17,10 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
  */
 class TieredCacheWarmupTests {
 
-	private final List<AutoCloseable> closeables = new ArrayList<>();
+	@RegisterExtension
+	final TestScope scope = new TestScope();
 
 	private final CacheInstance.Settings properties = CacheInstance.properties();
-
-	@AfterEach
-	void close() throws Exception {
-		for (AutoCloseable closeable : this.closeables) {
-			closeable.close();
-		}
-	}
 
 	@Test
 	void readsInsideAWarmupGoThroughBothTiersAndTheLoaderOfATwin() {
@@ -153,9 +145,7 @@ class TieredCacheWarmupTests {
 	}
 
 	private CacheInstance instance() {
-		CacheInstance instance = CacheInstance.start(RedisServer.shared(), this.properties);
-		this.closeables.add(instance);
-		return instance;
+		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), this.properties));
 	}
 
 	/** Every key under the instance's prefix (KEYS is fine on a test server). */
