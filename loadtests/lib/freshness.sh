@@ -105,7 +105,7 @@ _freshness_evict() {
   code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "Authorization: Bearer $ADMIN_TOKEN" \
     "http://127.0.0.1:${!mgmt_var}/actuator/caches")
   [[ $code == 204 ]] || return 1
-  echo "instance $1 kept from the run before, its caches emptied" | tee -a "$RESULTS/instances.txt"
+  echo "instance $1 kept from the run before (or its warm-up), its caches emptied" | tee -a "$RESULTS/instances.txt"
 }
 
 # _freshness_load NAME PORT MGMT DIR JOURNEYS_PER_SECOND: the journey against one instance (or nginx, MGMT
