@@ -23,7 +23,8 @@ import dev.concertcache.tiered.TieredCacheWarmup;
 /**
  * One warm-up run: walks the first list pages for ids, then replays the read journey on {@code threads} threads
  * (list page, schedules, sometimes the detail or the next page, now and then a 404 and a 400) until the JIT settles
- * or the deadline passes. Every {@link #COOLING_INTERVAL} it makes the cache twins cold again (ADR 0202).
+ * or the deadline passes. Every {@link #COOLING_INTERVAL} it makes the cache twins cold again, or rehearses a database
+ * outage over what they hold (ADR 0202).
  */
 final class WarmupJourneys {
 
@@ -41,6 +42,15 @@ final class WarmupJourneys {
 	private static final Duration COOLING_INTERVAL = Duration.ofSeconds(2);
 
 	private static final int REDIS_COOLING_EVERY = 5;
+
+	/**
+	 * Which interval of every {@link #REDIS_COOLING_EVERY} rehearses a database outage instead of cooling: the second,
+	 * over what the twins read in the first. A real outage otherwise compiles the stale path while it lasts, on the
+	 * cores that serve it (ADR 0031).
+	 */
+	private static final int OUTAGE_REHEARSAL = 1;
+
+	private static final String CACHE_STATUS = "Cache-Status";
 
 	private static final String LIST = "/api/concerts?size={size}";
 
@@ -63,6 +73,10 @@ final class WarmupJourneys {
 	private final AtomicInteger requests = new AtomicInteger();
 
 	private final AtomicInteger failed = new AtomicInteger();
+
+	private final AtomicInteger outageAnswers = new AtomicInteger();
+
+	private volatile boolean rehearsingOutage;
 
 	private final long nanosPerRequest;
 
@@ -105,7 +119,7 @@ final class WarmupJourneys {
 			for (Future<?> future : running) {
 				future.get();
 			}
-			return new WarmupRunner.Result(this.requests.get(), this.failed.get(),
+			return new WarmupRunner.Result(this.requests.get(), this.failed.get(), this.outageAnswers.get(),
 					Duration.ofNanos(System.nanoTime() - started), settled, this.threads);
 		}
 		finally {
@@ -153,7 +167,13 @@ final class WarmupJourneys {
 		long due = this.nextCooling.get();
 		long now = System.nanoTime();
 		if (now - due >= 0 && this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
-			this.warmup.cool(this.coolings.incrementAndGet() % REDIS_COOLING_EVERY == 0);
+			int interval = this.coolings.incrementAndGet() % REDIS_COOLING_EVERY;
+			boolean rehearse = interval == OUTAGE_REHEARSAL;
+			this.rehearsingOutage = rehearse;
+			this.warmup.rehearseOutage(rehearse);
+			if (!rehearse) {
+				this.warmup.cool(interval == 0);
+			}
 		}
 	}
 
@@ -193,14 +213,20 @@ final class WarmupJourneys {
 
 	/**
 	 * GETs {@code uri}: its body as {@code type} when that is given and the answer is a 2xx, else null (the body
-	 * read and dropped, the connection kept). A 5xx or no answer counts as failed; a 4xx is an answer.
+	 * read and dropped, the connection kept). A 5xx or no answer counts as failed, except a 503 in a rehearsed outage;
+	 * a 4xx is an answer.
 	 */
 	private <T> T get(Class<T> type, String uri, Object... variables) {
 		pace();
 		this.requests.incrementAndGet();
 		try {
 			return this.http.get().uri(uri, variables).exchange((request, response) -> {
-				if (response.getStatusCode().is5xxServerError()) {
+				boolean unavailable = response.getStatusCode().value() == 503;
+				if (this.rehearsingOutage
+						&& (unavailable || String.valueOf(response.getHeaders().getFirst(CACHE_STATUS)).contains("fwd=stale"))) {
+					this.outageAnswers.incrementAndGet();
+				}
+				else if (response.getStatusCode().is5xxServerError()) {
 					this.failed.incrementAndGet();
 				}
 				if (type != null && response.getStatusCode().is2xxSuccessful()) {
