@@ -24,7 +24,7 @@ public interface TieredCacheWarmup extends AutoCloseable {
 		}
 
 		@Override
-		public void rehearseOutage(boolean on) {
+		public void rehearseOutage() {
 		}
 
 		@Override
@@ -46,13 +46,13 @@ public interface TieredCacheWarmup extends AutoCloseable {
 	void cool(boolean redisToo);
 
 	/**
-	 * Starts or ends a rehearsed database outage: while it lasts, the twins' loads fail as against a database that
-	 * cannot be reached, and their change feed, if one gates the tiers, stops confirming, as a real outage's does. The
+	 * Rehearses a database outage until the warm-up closes: the twins' loads fail as against a database that cannot
+	 * be reached, and their change feed, if one gates the tiers, stops confirming, as a real outage's does. The
 	 * warm-up then runs the path that serves what the tiers hold marked stale and rejects what they do not
 	 * (ADR 0031), which a real outage would otherwise leave the JIT to compile while it lasts. The twins' loader
 	 * guards are their own, so the real caches' breakers stay closed.
 	 */
-	void rehearseOutage(boolean on);
+	void rehearseOutage();
 
 	/** Ends the warm-up: drops the twins and deletes what they stored in Redis. */
 	@Override

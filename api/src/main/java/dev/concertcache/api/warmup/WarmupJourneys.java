@@ -23,8 +23,8 @@ import dev.concertcache.tiered.TieredCacheWarmup;
 /**
  * One warm-up run: walks the first list pages for ids, then replays the read journey on {@code threads} threads
  * (list page, schedules, sometimes the detail or the next page, now and then a 404 and a 400) until the JIT settles
- * or the deadline passes. Every {@link #COOLING_INTERVAL} it makes the cache twins cold again, or rehearses a database
- * outage over what they hold (ADR 0202).
+ * or the deadline nears; then it rehearses a database outage over what the twins hold, and ends. Every
+ * {@link #COOLING_INTERVAL} before that it makes the cache twins cold again (ADR 0202).
  */
 final class WarmupJourneys {
 
@@ -44,11 +44,12 @@ final class WarmupJourneys {
 	private static final int REDIS_COOLING_EVERY = 5;
 
 	/**
-	 * Which interval of every {@link #REDIS_COOLING_EVERY} rehearses a database outage instead of cooling: the second,
-	 * over what the twins read in the first. A real outage otherwise compiles the stale path while it lasts, on the
-	 * cores that serve it (ADR 0031).
+	 * How long the rehearsed database outage at the end lasts, at most a quarter of the warm-up. Last, so that the
+	 * methods it reaches are profiled or compiled already: a rehearsal in the interpreter's first seconds left the
+	 * real outage to deoptimize the compiled hit path and compile the stale one while it lasted, on the cores that
+	 * serve it (ADR 0031).
 	 */
-	private static final int OUTAGE_REHEARSAL = 1;
+	private static final Duration OUTAGE_REHEARSAL = Duration.ofSeconds(2);
 
 	private static final String CACHE_STATUS = "Cache-Status";
 
@@ -114,7 +115,9 @@ final class WarmupJourneys {
 			for (int i = 0; i < this.threads; i++) {
 				running.add(executor.submit(this::loop));
 			}
-			boolean settled = new JitSettling(this.quietCompilation).await(deadline);
+			long rehearsal = Math.min(OUTAGE_REHEARSAL.toNanos(), (deadline - started) / 4);
+			boolean settled = new JitSettling(this.quietCompilation).await(deadline - rehearsal);
+			rehearseOutage(Math.min(deadline, System.nanoTime() + rehearsal));
 			this.stopped = true;
 			for (Future<?> future : running) {
 				future.get();
@@ -162,18 +165,23 @@ final class WarmupJourneys {
 		}
 	}
 
-	/** One thread at a time, every {@link #COOLING_INTERVAL}. */
+	/** One thread at a time, every {@link #COOLING_INTERVAL}; not in the rehearsed outage, over what the twins hold. */
 	private void coolWhenDue() {
 		long due = this.nextCooling.get();
 		long now = System.nanoTime();
-		if (now - due >= 0 && this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
-			int interval = this.coolings.incrementAndGet() % REDIS_COOLING_EVERY;
-			boolean rehearse = interval == OUTAGE_REHEARSAL;
-			this.rehearsingOutage = rehearse;
-			this.warmup.rehearseOutage(rehearse);
-			if (!rehearse) {
-				this.warmup.cool(interval == 0);
-			}
+		if (!this.rehearsingOutage && now - due >= 0
+				&& this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
+			this.warmup.cool(this.coolings.incrementAndGet() % REDIS_COOLING_EVERY == 0);
+		}
+	}
+
+	/** The twins' database unreachable until {@code end} (nano time) while the journeys go on. */
+	private void rehearseOutage(long end) {
+		this.rehearsingOutage = true;
+		this.warmup.rehearseOutage();
+		long left;
+		while ((left = end - System.nanoTime()) > 0) {
+			LockSupport.parkNanos(left);
 		}
 	}
 

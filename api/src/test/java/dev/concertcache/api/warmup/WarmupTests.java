@@ -110,7 +110,7 @@ class WarmupTests extends ApiTestSupport {
 
 	@Test
 	void theWarmupRehearsesADatabaseOutageWhoseStaleAnswersAndRejectionsAreNotFailures() throws Exception {
-		WarmupRunner runner = runner(Duration.ofSeconds(4), Duration.ofDays(365));
+		WarmupRunner runner = runner(Duration.ofSeconds(6), Duration.ofDays(365));
 
 		runner.run(null);
 

@@ -121,8 +121,8 @@ final class Warmups {
 		private volatile boolean rehearsingOutage;
 
 		@Override
-		public void rehearseOutage(boolean on) {
-			this.rehearsingOutage = on;
+		public void rehearseOutage() {
+			this.rehearsingOutage = true;
 		}
 
 		@Override

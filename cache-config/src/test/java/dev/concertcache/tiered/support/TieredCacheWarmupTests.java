@@ -156,7 +156,7 @@ class TieredCacheWarmupTests {
 			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
 				cache.get(1L, loader.returning(new Item(1, "warm-up")));
 			}
-			warmup.rehearseOutage(true);
+			warmup.rehearseOutage();
 			instance.watermark.advance(MAX_LAG.plusMillis(1));
 			// Redis' copy was read from the database within max-lag by the server's clock, and would be served.
 			instance.redis.delete(keys(instance));
@@ -175,7 +175,7 @@ class TieredCacheWarmupTests {
 		CountingLoader loader = new CountingLoader();
 		RuntimeException failure;
 		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
-			warmup.rehearseOutage(true);
+			warmup.rehearseOutage();
 			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
 				failure = catchRuntimeException(() -> cache.get(2L, loader.returning(new Item(2, "loaded"))));
 			}
@@ -191,7 +191,7 @@ class TieredCacheWarmupTests {
 		CountingLoader loader = new CountingLoader();
 		int rejected = 0;
 		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
-			warmup.rehearseOutage(true);
+			warmup.rehearseOutage();
 			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
 				for (long id = 1; id <= 200; id++) {
 					long key = id;
