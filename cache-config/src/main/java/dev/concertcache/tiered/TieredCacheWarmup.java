@@ -24,10 +24,6 @@ public interface TieredCacheWarmup extends AutoCloseable {
 		}
 
 		@Override
-		public void rehearseOutage() {
-		}
-
-		@Override
 		public void close() {
 		}
 
@@ -44,15 +40,6 @@ public interface TieredCacheWarmup extends AutoCloseable {
 	 * first minutes; a warm-up whose twins stayed warm would leave them to be compiled on real traffic (ADR 0202).
 	 */
 	void cool(boolean redisToo);
-
-	/**
-	 * Rehearses a database outage until the warm-up closes: the twins' loads fail as against a database that cannot
-	 * be reached, and their change feed, if one gates the tiers, stops confirming, as a real outage's does. The
-	 * warm-up then runs the path that serves what the tiers hold marked stale and rejects what they do not
-	 * (ADR 0031), which a real outage would otherwise leave the JIT to compile while it lasts. The twins' loader
-	 * guards are their own, so the real caches' breakers stay closed.
-	 */
-	void rehearseOutage();
 
 	/** Ends the warm-up: drops the twins and deletes what they stored in Redis. */
 	@Override

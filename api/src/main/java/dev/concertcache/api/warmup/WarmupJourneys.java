@@ -23,8 +23,7 @@ import dev.concertcache.tiered.TieredCacheWarmup;
 /**
  * One warm-up run: walks the first list pages for ids, then replays the read journey on {@code threads} threads
  * (list page, schedules, sometimes the detail or the next page, now and then a 404 and a 400) until the JIT settles
- * or the deadline nears; then it rehearses a database outage over what the twins hold, and ends. Every
- * {@link #COOLING_INTERVAL} before that it makes the cache twins cold again (ADR 0202).
+ * or the deadline passes. Every {@link #COOLING_INTERVAL} it makes the cache twins cold again (ADR 0202).
  */
 final class WarmupJourneys {
 
@@ -42,16 +41,6 @@ final class WarmupJourneys {
 	private static final Duration COOLING_INTERVAL = Duration.ofSeconds(2);
 
 	private static final int REDIS_COOLING_EVERY = 5;
-
-	/**
-	 * How long the rehearsed database outage at the end lasts, at most a quarter of the warm-up. Last, so that the
-	 * methods it reaches are profiled or compiled already: a rehearsal in the interpreter's first seconds left the
-	 * real outage to deoptimize the compiled hit path and compile the stale one while it lasted, on the cores that
-	 * serve it (ADR 0031).
-	 */
-	private static final Duration OUTAGE_REHEARSAL = Duration.ofSeconds(2);
-
-	private static final String CACHE_STATUS = "Cache-Status";
 
 	private static final String LIST = "/api/concerts?size={size}";
 
@@ -74,10 +63,6 @@ final class WarmupJourneys {
 	private final AtomicInteger requests = new AtomicInteger();
 
 	private final AtomicInteger failed = new AtomicInteger();
-
-	private final AtomicInteger outageAnswers = new AtomicInteger();
-
-	private volatile boolean rehearsingOutage;
 
 	private final long nanosPerRequest;
 
@@ -115,14 +100,12 @@ final class WarmupJourneys {
 			for (int i = 0; i < this.threads; i++) {
 				running.add(executor.submit(this::loop));
 			}
-			long rehearsal = Math.min(OUTAGE_REHEARSAL.toNanos(), (deadline - started) / 4);
-			boolean settled = new JitSettling(this.quietCompilation).await(deadline - rehearsal);
-			rehearseOutage(Math.min(deadline, System.nanoTime() + rehearsal));
+			boolean settled = new JitSettling(this.quietCompilation).await(deadline);
 			this.stopped = true;
 			for (Future<?> future : running) {
 				future.get();
 			}
-			return new WarmupRunner.Result(this.requests.get(), this.failed.get(), this.outageAnswers.get(),
+			return new WarmupRunner.Result(this.requests.get(), this.failed.get(),
 					Duration.ofNanos(System.nanoTime() - started), settled, this.threads);
 		}
 		finally {
@@ -165,23 +148,12 @@ final class WarmupJourneys {
 		}
 	}
 
-	/** One thread at a time, every {@link #COOLING_INTERVAL}; not in the rehearsed outage, over what the twins hold. */
+	/** One thread at a time, every {@link #COOLING_INTERVAL}. */
 	private void coolWhenDue() {
 		long due = this.nextCooling.get();
 		long now = System.nanoTime();
-		if (!this.rehearsingOutage && now - due >= 0
-				&& this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
+		if (now - due >= 0 && this.nextCooling.compareAndSet(due, now + COOLING_INTERVAL.toNanos())) {
 			this.warmup.cool(this.coolings.incrementAndGet() % REDIS_COOLING_EVERY == 0);
-		}
-	}
-
-	/** The twins' database unreachable until {@code end} (nano time) while the journeys go on. */
-	private void rehearseOutage(long end) {
-		this.rehearsingOutage = true;
-		this.warmup.rehearseOutage();
-		long left;
-		while ((left = end - System.nanoTime()) > 0) {
-			LockSupport.parkNanos(left);
 		}
 	}
 
@@ -221,20 +193,14 @@ final class WarmupJourneys {
 
 	/**
 	 * GETs {@code uri}: its body as {@code type} when that is given and the answer is a 2xx, else null (the body
-	 * read and dropped, the connection kept). A 5xx or no answer counts as failed, except a 503 in a rehearsed outage;
-	 * a 4xx is an answer.
+	 * read and dropped, the connection kept). A 5xx or no answer counts as failed; a 4xx is an answer.
 	 */
 	private <T> T get(Class<T> type, String uri, Object... variables) {
 		pace();
 		this.requests.incrementAndGet();
 		try {
 			return this.http.get().uri(uri, variables).exchange((request, response) -> {
-				boolean unavailable = response.getStatusCode().value() == 503;
-				if (this.rehearsingOutage
-						&& (unavailable || String.valueOf(response.getHeaders().getFirst(CACHE_STATUS)).contains("fwd=stale"))) {
-					this.outageAnswers.incrementAndGet();
-				}
-				else if (response.getStatusCode().is5xxServerError()) {
+				if (response.getStatusCode().is5xxServerError()) {
 					this.failed.incrementAndGet();
 				}
 				if (type != null && response.getStatusCode().is2xxSuccessful()) {

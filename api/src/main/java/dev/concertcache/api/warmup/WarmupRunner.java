@@ -54,7 +54,7 @@ class WarmupRunner implements ApplicationRunner {
 
 	private final RestClient.Builder restClients;
 
-	private volatile Result result = new Result(0, 0, 0, Duration.ZERO, false, 0);
+	private volatile Result result = new Result(0, 0, Duration.ZERO, false, 0);
 
 	private volatile HotSetFill hotSet = HotSetFill.NONE;
 
@@ -102,7 +102,7 @@ class WarmupRunner implements ApplicationRunner {
 		long cpu = processCpuNanos() - cpuStarted;
 		Result done = this.result;
 		logger.info("Warm-up: " + done.requests() + " requests (" + done.failed() + " failed, "
-				+ done.outageAnswers() + " answered as in an outage, " + done.concurrency() + " in flight) in "
+				+ done.concurrency() + " in flight) in "
 				+ done.took().toMillis() + " ms, " + (done.settled() ? "until the JIT settled" : "the longest allowed")
 				+ " (" + ManagementFactory.getRuntimeMXBean().getUptime() + " ms after the JVM started)"
 				+ ", " + String.format("%.1f", cpu / 1e9) + " s of CPU ("
@@ -179,12 +179,11 @@ class WarmupRunner implements ApplicationRunner {
 	/**
 	 * @param requests requests sent
 	 * @param failed requests that failed (5xx or no answer)
-	 * @param outageAnswers answers of a rehearsed database outage: values served stale and 503s
 	 * @param took how long the warm-up lasted
 	 * @param settled whether it ended because the JIT settled, rather than at the longest allowed
 	 * @param concurrency requests it kept in flight
 	 */
-	record Result(int requests, int failed, int outageAnswers, Duration took, boolean settled, int concurrency) {
+	record Result(int requests, int failed, Duration took, boolean settled, int concurrency) {
 	}
 
 }

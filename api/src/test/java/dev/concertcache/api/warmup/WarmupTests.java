@@ -109,16 +109,6 @@ class WarmupTests extends ApiTestSupport {
 	}
 
 	@Test
-	void theWarmupRehearsesADatabaseOutageWhoseStaleAnswersAndRejectionsAreNotFailures() throws Exception {
-		WarmupRunner runner = runner(Duration.ofSeconds(6), Duration.ofDays(365));
-
-		runner.run(null);
-
-		assertThat(runner.result().outageAnswers()).as("stale values and 503s of the rehearsal").isPositive();
-		assertThat(runner.result().failed()).isZero();
-	}
-
-	@Test
 	void theWarmupKeepsAsManyRequestsInFlightAsTheServerHasRequestThreads() throws Exception {
 		this.warmup.run(null);
 

@@ -11,7 +11,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 import java.util.regex.Pattern;
 
 import com.github.benmanes.caffeine.cache.Ticker;
@@ -41,7 +41,8 @@ import dev.concertcache.tiered.redis.RedisTier;
 
 /**
  * Builds each cache of a {@link DefaultTieredCacheManager} from its configuration and the parts every cache shares:
- * its tiers, its generation, its loader guard, under the after-commit and warm-up decorators.
+ * its tiers, its generation, its loader guard (shared with its warm-up twin), under the after-commit and warm-up
+ * decorators.
  */
 final class CacheFactory {
 
@@ -123,7 +124,7 @@ final class CacheFactory {
 		this.bulkheads = builder.bulkheadRegistry();
 		this.ownRefresher = (builder.refresher != null) ? null : refresher();
 		this.refresher = (builder.refresher != null) ? builder.refresher : this.ownRefresher;
-		this.warmups = new Warmups(redis, instanceId, watermark, feed, this::newLoaderGuard);
+		this.warmups = new Warmups(redis, instanceId);
 		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, clock, pending, server, instanceId,
 				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl, builder.maxSilence);
 	}
@@ -156,13 +157,12 @@ final class CacheFactory {
 	 * the threads reading through.
 	 */
 	<K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
-		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics, this.feed,
-				loaderGuard(name));
+		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
 		TieredCache<K, V> afterCommit = new TransactionAwareTieredCacheDecorator<>(core,
 				this.metrics.forCache(name));
-		Function<Warmups.TwinParts, TieredCache<K, V>> twins = (parts) -> new TransactionAwareTieredCacheDecorator<>(
-				newCache(name, keyType, valueType, parts.redis(), parts.metrics(), parts.feed(), parts.loaderGuard()),
-				parts.metrics().forCache(name));
+		BiFunction<RedisTier, TieredCacheMetrics, TieredCache<K, V>> twins = (redis,
+				metrics) -> new TransactionAwareTieredCacheDecorator<>(newCache(name, keyType, valueType, redis, metrics),
+						metrics.forCache(name));
 		TieredCache<K, V> loaderOnly = new LoaderOnlyTieredCache<>(afterCommit, loaderGuard(name));
 		return new Registered<>(core, new ThreadRoutedTieredCache<>(afterCommit, () -> {
 			TieredCache<K, V> twin = this.warmups.twin(name, twins);
@@ -172,14 +172,14 @@ final class CacheFactory {
 
 	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */
 	private <K, V> DefaultTieredCache<K, V> newCache(String name, Class<K> keyType, Class<V> valueType,
-			RedisTier redis, TieredCacheMetrics metrics, ChangeFeedWatermark feed, LoaderGuard loaderGuard) {
+			RedisTier redis, TieredCacheMetrics metrics) {
 		TieredCacheConfiguration spec = spec(name);
 		TieredCacheMetrics.ForCache forCache = metrics.forCache(name);
 		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
 		Duration lockTtl = this.redisSettings.lockTtl();
 		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
 				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark,
-						feed, this.pending, this.refresher)
+						this.feed, this.pending, this.refresher)
 				: LocalTier.inFlightOnly(name, lockTtl, forCache);
 		Generations generations = new Generations(name, redis, this.clock, this.watermark,
 				() -> local.invalidateAll("generation"));
@@ -191,22 +191,15 @@ final class CacheFactory {
 								codec.shape(), this.redisSettings, generations, this.pending,
 								forCache),
 						generations,
-						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard,
-						this.ticker, this.watermark, feed, this.pending, forCache));
+						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
+						this.ticker, this.watermark, this.feed, this.pending, forCache));
 	}
 
-	/** The loader guard of cache {@code name}. */
+	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
 	LoaderGuard loaderGuard(String name) {
 		return this.loaderGuards.computeIfAbsent(name,
 				(key) -> new LoaderGuard(this.bulkheads, this.breakers, DefaultTieredCacheManager.LOADER_GUARD_NAME + "-" + key,
 						spec(key).loaderBulkhead(), spec(key).loaderCircuitBreaker()));
-	}
-
-	/** A loader guard configured as cache {@code name}'s, in registries of its own: a warm-up twin's. */
-	private LoaderGuard newLoaderGuard(String name) {
-		return new LoaderGuard(BulkheadRegistry.ofDefaults(), CircuitBreakerRegistry.ofDefaults(),
-				DefaultTieredCacheManager.LOADER_GUARD_NAME + "-" + name, spec(name).loaderBulkhead(),
-				spec(name).loaderCircuitBreaker());
 	}
 
 	/** The configuration of cache {@code name}: its own, else the defaults. */

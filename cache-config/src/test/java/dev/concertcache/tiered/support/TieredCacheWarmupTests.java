@@ -1,25 +1,15 @@
 package dev.concertcache.tiered.support;
 
-import java.time.Duration;
-import java.util.Optional;
 import java.util.Set;
 
-import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import dev.concertcache.testsupport.RedisServer;
-import dev.concertcache.tiered.TieredCache.Lookup;
-import dev.concertcache.tiered.TieredCache.Source;
 import dev.concertcache.tiered.TieredCacheWarmup;
-import dev.concertcache.tiered.loader.LoadRejectedException;
-import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
-import dev.concertcache.tiered.loader.LoaderFailures;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
-import static org.assertj.core.api.Assertions.catchRuntimeException;
 
 /**
  * A warm-up runs the real read path (both tiers and the loader) and leaves the caches as cold as it found them:
@@ -29,8 +19,6 @@ class TieredCacheWarmupTests {
 
 	@RegisterExtension
 	final TestScope scope = new TestScope();
-
-	private static final Duration MAX_LAG = Duration.ofMillis(750);
 
 	private final CacheInstance.Settings properties = CacheInstance.properties();
 
@@ -148,67 +136,6 @@ class TieredCacheWarmupTests {
 	}
 
 	@Test
-	void aRehearsedOutageServesWhatATwinHoldsMarkedStaleOnceItsFeedIsBehindAndCallsNoLoader() {
-		CacheInstance instance = following();
-		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		CountingLoader loader = new CountingLoader();
-		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
-			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
-				cache.get(1L, loader.returning(new Item(1, "warm-up")));
-			}
-			warmup.rehearseOutage();
-			instance.watermark.advance(MAX_LAG.plusMillis(1));
-			// Redis' copy was read from the database within max-lag by the server's clock, and would be served.
-			instance.redis.delete(keys(instance));
-			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
-				assertThat(cache.lookup(1L, loader.returning(new Item(1, "loaded"))))
-					.isEqualTo(Lookup.stale(Optional.of(new Item(1, "warm-up")), Source.L1));
-			}
-		}
-		assertThat(loader.calls()).isEqualTo(1);
-	}
-
-	@Test
-	void aRehearsedOutageFailsTheLoadOfAKeyNoTierHoldsAsAnUnreachableDatabase() {
-		CacheInstance instance = instance();
-		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		CountingLoader loader = new CountingLoader();
-		RuntimeException failure;
-		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
-			warmup.rehearseOutage();
-			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
-				failure = catchRuntimeException(() -> cache.get(2L, loader.returning(new Item(2, "loaded"))));
-			}
-		}
-		assertThat(failure).matches(LoaderFailures::isUnreachable, "says the database cannot be reached");
-		assertThat(loader.calls()).isZero();
-	}
-
-	@Test
-	void aRehearsedOutageOpensTheTwinsBreakerAndLeavesTheRealOneClosed() {
-		CacheInstance instance = instance();
-		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		CountingLoader loader = new CountingLoader();
-		int rejected = 0;
-		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
-			warmup.rehearseOutage();
-			try (TieredCacheWarmup.Scope scope = warmup.enter()) {
-				for (long id = 1; id <= 200; id++) {
-					long key = id;
-					if (catchRuntimeException(() -> cache.get(key, loader.returning(new Item(key, "loaded"))))
-						instanceof LoadRejectedException rejection && rejection.getReason() == Reason.CIRCUIT_OPEN) {
-						rejected++;
-					}
-				}
-			}
-		}
-		assertThat(rejected).as("loads the twin's open breaker rejected").isPositive();
-		assertThat(instance.manager.loaderGuard("items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
-		assertThat(cache.get(1L, loader.returning(new Item(1, "real")))).contains(new Item(1, "real"));
-		assertThat(loader.calls()).isEqualTo(1);
-	}
-
-	@Test
 	void onlyOneWarmupIsOpenAtATime() {
 		CacheInstance instance = instance();
 		try (TieredCacheWarmup warmup = instance.manager.openWarmup()) {
@@ -219,17 +146,6 @@ class TieredCacheWarmupTests {
 
 	private CacheInstance instance() {
 		return this.scope.closeAfter(CacheInstance.start(RedisServer.shared(), this.properties));
-	}
-
-	/** An instance whose tiers a change feed gates, and which has heard it confirm. */
-	private CacheInstance following() {
-		CacheInstance instance = this.scope.closeAfter(CacheInstance.start(RedisServer.shared(),
-				this.properties.and((builder) -> builder.changeFeedMaxLag(MAX_LAG))));
-		await().atMost(Duration.ofSeconds(10)).until(() -> {
-			instance.manager.changeFeedCaughtUp(Duration.ZERO, null);
-			return instance.manager.getChangeFeedSilence() != null;
-		});
-		return instance;
 	}
 
 	/** Every key under the instance's prefix (KEYS is fine on a test server). */
