@@ -126,11 +126,12 @@ def main(directory):
     )
     stale = delta(before, after, "tiered_cache_stale_served_total", key=lambda t: t["cache"])
     lines.append("")
-    lines.append("  cache          load failures  rejected: circuit-open  bulkhead-full   stale served")
+    lines.append("  cache          load failures  rejected: circuit-open  bulkhead-full  unreachable   stale served")
     for cache in ["concert", "concert-list", "concert-list-end", "schedules"]:
         lines.append(
             f"  {cache:<14}{failures.get(cache, 0):14.0f}{rejected.get((cache, 'circuit-open'), 0):24.0f}"
-            f"{rejected.get((cache, 'bulkhead-full'), 0):15.0f}{stale.get(cache, 0):15.0f}"
+            f"{rejected.get((cache, 'bulkhead-full'), 0):15.0f}{rejected.get((cache, 'unreachable'), 0):13.0f}"
+            f"{stale.get(cache, 0):15.0f}"
         )
     series = samples(d / "db-outage.samples")
     if series:

@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * A miss that needed the loader failed without calling it: the loader's circuit breaker is open (the loader
- * failed recently) or every bulkhead slot stayed taken for the configured wait. Nothing stale could be served
+ * failed recently), every bulkhead slot stayed taken for the configured wait, or the last load could not reach the
+ * loader and another is trying it. Nothing stale could be served
  * instead. Answer it like an unavailable database: 503 with {@code Retry-After: }{@link #getRetryAfter()}.
  *
  * @author concert-cache
@@ -38,7 +39,10 @@ public class LoadRejectedException extends RuntimeException {
 		CIRCUIT_OPEN("the loader failed recently"),
 
 		/** Every bulkhead slot stayed taken for the configured wait. */
-		BULKHEAD_FULL("too many loads in progress");
+		BULKHEAD_FULL("too many loads in progress"),
+
+		/** The last load could not reach the loader, and another load is trying it again. */
+		UNREACHABLE("the loader could not be reached, another load is trying it");
 
 		private final String description;
 
@@ -46,7 +50,7 @@ public class LoadRejectedException extends RuntimeException {
 			this.description = description;
 		}
 
-		/** The form used in metric tags: {@code circuit-open}, {@code bulkhead-full}. */
+		/** The form used in metric tags: {@code circuit-open}, {@code bulkhead-full}, {@code unreachable}. */
 		public String tag() {
 			return name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
 		}

@@ -1,6 +1,7 @@
 package dev.concertcache.tiered.loader;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -19,10 +20,18 @@ import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
  * Every loader call of one cache goes through here (ADR 0030): first the circuit breaker, which rejects at once
  * while the loader is known to be unavailable, then the bulkhead, which bounds the calls in progress so that a
  * slow or dead loader holds at most {@code max-concurrent-calls} request threads. Hits never get here.
+ * <p>
+ * Before either, while the last load to end could not reach the loader, one load at a time tries it and the others
+ * are rejected at once: a database that refuses connections makes each load wait for the pool's connection timeout,
+ * and without this every bulkhead slot, and the request threads behind them, would wait it out until the breaker
+ * has counted enough failures to open.
  */
 public final class LoaderGuard {
 
-	/** Retry-After hint for a full bulkhead: the loads in progress end within their own timeouts. */
+	/**
+	 * Retry-After hint for a full bulkhead, or a loader another load is trying: the loads in progress end within their
+	 * own timeouts.
+	 */
 	public static final Duration BULKHEAD_RETRY_AFTER = Duration.ofSeconds(1);
 
 	private final Bulkhead bulkhead;
@@ -33,6 +42,9 @@ public final class LoaderGuard {
 
 	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
 	private volatile @Nullable RuntimeException lastUnreachable;
+
+	/** Whether a load is trying a loader that the last load could not reach. */
+	private final AtomicBoolean probing = new AtomicBoolean();
 
 	/**
 	 * @param bulkhead the bulkhead's settings
@@ -54,13 +66,18 @@ public final class LoaderGuard {
 	}
 
 	/**
-	 * Calls {@code loader} if the breaker and the bulkhead let it.
-	 * @throws LoadRejectedException if either does not; while the last load to end could not reach the loader,
+	 * Calls {@code loader} if the breaker and the bulkhead let it, and, while the last load to end could not reach
+	 * the loader, no other load is trying it.
+	 * @throws LoadRejectedException if one of them does not; while the last load to end could not reach the loader,
 	 * caused by that load's failure, so that {@link LoaderFailures#isUnreachable} says so of the rejection too: the
-	 * breaker opened for it, or the bulkhead's slots are held by loads waiting for connections the database does not
-	 * take. A breaker opened by timeouts rejects as a database that answers.
+	 * breaker opened for it, the bulkhead's slots are held by loads waiting for connections the database does not
+	 * take, or another load is trying it. A breaker opened by timeouts rejects as a database that answers.
 	 */
 	public <T> T call(Supplier<T> loader) {
+		RuntimeException unreachable = this.lastUnreachable;
+		if (unreachable != null && !this.probing.compareAndSet(false, true)) {
+			throw new LoadRejectedException(Reason.UNREACHABLE, BULKHEAD_RETRY_AFTER, unreachable);
+		}
 		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, () -> observed(loader));
 		if (this.breaker != null) {
 			guarded = CircuitBreaker.decorateSupplier(this.breaker, guarded);
@@ -73,6 +90,11 @@ public final class LoaderGuard {
 		}
 		catch (BulkheadFullException ex) {
 			throw new LoadRejectedException(Reason.BULKHEAD_FULL, BULKHEAD_RETRY_AFTER, causedBy(ex));
+		}
+		finally {
+			if (unreachable != null) {
+				this.probing.set(false);
+			}
 		}
 	}
 

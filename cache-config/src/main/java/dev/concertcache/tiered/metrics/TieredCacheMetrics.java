@@ -35,8 +35,8 @@ import dev.concertcache.tiered.loader.LoadRejectedException;
  * invalidation stream.</li>
  * <li>{@code tiered_cache_stale_served_total{cache}}: reads answered with an expired value because the loader
  * failed (ADR 0031); a read that joined such a load counts too.</li>
- * <li>{@code tiered_cache_loads_rejected_total{cache,reason="circuit-open"|"bulkhead-full"}}: misses whose loader
- * was not called (ADR 0030).</li>
+ * <li>{@code tiered_cache_loads_rejected_total{cache,reason="circuit-open"|"bulkhead-full"|"unreachable"}}: misses
+ * whose loader was not called (ADR 0030).</li>
  * <li>{@code tiered_cache_hot_set_fill_seconds{complete}} and {@code tiered_cache_hot_set_filled_total{cache}}: the
  * fill of L1 from the fleet's hot set before the instance is ready, and the entries it put in.</li>
  * <li>{@code tiered_cache_size{cache,tier="l1"}} (stale entries included), {@code tiered_cache_pending_evictions}.

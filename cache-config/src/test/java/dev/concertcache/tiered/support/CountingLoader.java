@@ -1,8 +1,11 @@
 package dev.concertcache.tiered.support;
 
+import java.sql.SQLNonTransientConnectionException;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 /**
  * A loader (the "database") that counts its calls.
@@ -28,6 +31,12 @@ final class CountingLoader {
 			this.calls.incrementAndGet();
 			throw failure.get();
 		};
+	}
+
+	/** A loader whose database refuses connections, as HikariCP reports it once MariaDB is gone. */
+	Supplier<Optional<Item>> unreachable() {
+		return failingWith(() -> new CannotGetJdbcConnectionException("Failed to obtain JDBC Connection",
+				new SQLNonTransientConnectionException("Socket fail to connect")));
 	}
 
 	int calls() {

@@ -1,7 +1,6 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Duration;
-import java.sql.SQLNonTransientConnectionException;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -305,7 +304,7 @@ class TieredCacheChangeFeedTests {
 		// Only this instance's L1 holds key 1 (Redis evicted it for memory).
 		instance.redis.delete(cache.redisKey(1L));
 		elapse(instance, MAX_LAG.plusMillis(1));
-		Supplier<Optional<Item>> unreachable = unreachableDatabase();
+		Supplier<Optional<Item>> unreachable = new CountingLoader().unreachable();
 
 		assertThat(cache.lookup(1L, unreachable)).as("from L1").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L1));
 		assertThat(cache.lookup(2L, unreachable)).as("from Redis").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
@@ -317,7 +316,7 @@ class TieredCacheChangeFeedTests {
 	@Test
 	void aFullBulkheadWhileTheLastLoadCouldNotReachTheDatabaseServesWhatTheStalledFeedRefused() throws Exception {
 		CacheUnderTest<Long, Item> cache = oneSlotBehindTheFeed();
-		Lookup<Item> unreachable = cache.lookup(1L, unreachableDatabase());
+		Lookup<Item> unreachable = cache.lookup(1L, new CountingLoader().unreachable());
 		assertThat(unreachable.value()).contains(OLD);
 		assertThat(unreachable.stale()).isTrue();
 
@@ -337,7 +336,7 @@ class TieredCacheChangeFeedTests {
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		elapse(instance, MAX_LAG.plusMillis(1));
 		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
-			.isThrownBy(() -> cache.lookup(3L, unreachableDatabase()));
+			.isThrownBy(() -> cache.lookup(3L, new CountingLoader().unreachable()));
 		CountingLoader database = new CountingLoader();
 
 		try (ParkedLoad reload = ParkedLoad.of(cache, 1L)) {
@@ -357,8 +356,7 @@ class TieredCacheChangeFeedTests {
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		elapse(instance, MAX_LAG.plusMillis(1));
 		CountingLoader database = new CountingLoader();
-		Supplier<Optional<Item>> unreachable = database.failingWith(() -> new CannotGetJdbcConnectionException(
-				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
+		Supplier<Optional<Item>> unreachable = database.unreachable();
 		assertThat(cache.lookup(1L, unreachable)).as("Redis' copy").isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
 		assertThat(database.calls()).isEqualTo(1);
 
@@ -384,7 +382,7 @@ class TieredCacheChangeFeedTests {
 		instance.redis.opsForValue().set(cache.redisKey(1L), JsonValueCodec.newTombstone());
 
 		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
-			.isThrownBy(() -> cache.lookup(1L, unreachableDatabase()));
+			.isThrownBy(() -> cache.lookup(1L, new CountingLoader().unreachable()));
 		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isZero();
 	}
 
@@ -397,12 +395,12 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		elapse(instance, MAX_LAG.plusMillis(1));
-		assertThat(cache.lookup(1L, unreachableDatabase()).stale()).isTrue();
+		assertThat(cache.lookup(1L, new CountingLoader().unreachable()).stale()).isTrue();
 
 		other.cache("items", Long.class, Item.class).evict(1L);
 		await().atMost(Duration.ofSeconds(5)).until(() -> !cache.isInL1(1L));
 		assertThatExceptionOfType(CannotGetJdbcConnectionException.class).as("the write's old value, within the 1 s")
-			.isThrownBy(() -> cache.lookup(1L, unreachableDatabase()));
+			.isThrownBy(() -> cache.lookup(1L, new CountingLoader().unreachable()));
 	}
 
 	@Test
@@ -454,7 +452,7 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		elapse(instance, MAX_LAG.plusMillis(1));
-		Supplier<Optional<Item>> unreachable = unreachableDatabase();
+		Supplier<Optional<Item>> unreachable = new CountingLoader().unreachable();
 		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
 		for (long key = 10; key < 20 && breaker.getState() != CircuitBreaker.State.OPEN; key++) {
 			long id = key;
@@ -479,7 +477,7 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
 		elapse(instance, MAX_LAG.plusMillis(1));
-		Supplier<Optional<Item>> unreachable = unreachableDatabase();
+		Supplier<Optional<Item>> unreachable = new CountingLoader().unreachable();
 		Supplier<Optional<Item>> timingOut = () -> {
 			throw new QueryTimeoutException("statement timed out under load");
 		};
@@ -549,12 +547,6 @@ class TieredCacheChangeFeedTests {
 			this.thread.shutdown();
 		}
 
-	}
-
-	/** A loader whose database refuses connections, as HikariCP reports it once MariaDB is gone. */
-	private static Supplier<Optional<Item>> unreachableDatabase() {
-		return new CountingLoader().failingWith(() -> new CannotGetJdbcConnectionException(
-				"Failed to obtain JDBC Connection", new SQLNonTransientConnectionException("Socket fail to connect")));
 	}
 
 	/**

@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import org.springframework.dao.DataAccessResourceFailureException;
+import org.springframework.jdbc.CannotGetJdbcConnectionException;
 
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.TieredCache.Lookup;
@@ -123,6 +124,37 @@ class TieredCacheLoaderGuardTests {
 			assertThat(cache.get(id, () -> Optional.of(new Item(id, "back")))).isPresent();
 		}
 		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
+	void whileTheLastLoadCouldNotReachTheDatabaseOneLoadTriesItAndTheOthersAreRejectedAtOnce() throws Exception {
+		CacheInstance instance = instance(UnaryOperator.identity());
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
+			.isThrownBy(() -> cache.get(1L, new CountingLoader().unreachable()));
+		CountDownLatch trying = new CountDownLatch(1);
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> probe = this.scope.submit(() -> cache.get(2L, () -> {
+			trying.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(new Item(2, "back"));
+		}));
+		assertThat(trying.await(5, TimeUnit.SECONDS)).isTrue();
+		CountingLoader other = new CountingLoader();
+
+		assertThatExceptionOfType(LoadRejectedException.class)
+			.isThrownBy(() -> cache.get(3L, other.returning(new Item(3, "three"))))
+			.satisfies((ex) -> {
+				assertThat(ex.getReason()).isEqualTo(Reason.UNREACHABLE);
+				assertThat(LoaderFailures.isUnreachable(ex)).isTrue();
+			});
+		assertThat(other.calls()).isZero();
+		assertThat(instance.count("tiered.cache.loads.rejected", "cache", "items", "reason", "unreachable"))
+			.isEqualTo(1);
+		release.countDown();
+		assertThat(probe.get(5, TimeUnit.SECONDS)).contains(new Item(2, "back"));
+		assertThat(cache.get(3L, other.returning(new Item(3, "three")))).contains(new Item(3, "three"));
+		assertThat(other.calls()).isEqualTo(1);
 	}
 
 	@Test
