@@ -60,7 +60,9 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 
 	/**
 	 * Default loader breaker: opens when half of the last 20 loads (10 at least) failed as unavailable, stays open
-	 * 1 s, then lets 3 trial loads through.
+	 * 1 s, then lets one trial load through, which closes it if it succeeds: a loader that could not be reached is
+	 * tried one load at a time anyway ({@code LoaderGuard}), and with more trials the loads between the first
+	 * success and the last were turned away from a database that was back.
 	 */
 	public static final CircuitBreakerConfig DEFAULT_LOADER_CIRCUIT_BREAKER = CircuitBreakerConfig.custom()
 		.slidingWindowType(CircuitBreakerConfig.SlidingWindowType.COUNT_BASED)
@@ -68,7 +70,7 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 		.minimumNumberOfCalls(10)
 		.failureRateThreshold(50)
 		.waitDurationInOpenState(Duration.ofSeconds(1))
-		.permittedNumberOfCallsInHalfOpenState(3)
+		.permittedNumberOfCallsInHalfOpenState(1)
 		.automaticTransitionFromOpenToHalfOpenEnabled(true)
 		.build();
 

@@ -158,6 +158,19 @@ class TieredCacheLoaderGuardTests {
 	}
 
 	@Test
+	void oneSuccessfulTrialLoadClosesTheDefaultBreaker() {
+		CacheInstance instance = instance(UnaryOperator.identity());
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
+		breaker.transitionToOpenState();
+		await().atMost(Duration.ofSeconds(5)).until(() -> breaker.getState() == CircuitBreaker.State.HALF_OPEN);
+
+		assertThat(cache.get(1L, () -> Optional.of(new Item(1, "back")))).contains(new Item(1, "back"));
+
+		assertThat(breaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
 	void otherLoaderFailuresLeaveTheCircuitClosed() {
 		CacheInstance instance = instance(this::smallBreaker);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
