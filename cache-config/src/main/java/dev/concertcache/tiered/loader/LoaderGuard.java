@@ -29,10 +29,10 @@ import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
 public final class LoaderGuard {
 
 	/**
-	 * Retry-After hint for a full bulkhead, or a loader another load is trying: the loads in progress end within their
-	 * own timeouts.
+	 * Retry-After hint for a load turned away by a full bulkhead, or while another load tries a loader that could not
+	 * be reached: the loads in progress end within their own timeouts.
 	 */
-	public static final Duration BULKHEAD_RETRY_AFTER = Duration.ofSeconds(1);
+	private static final Duration RETRY_AFTER_LOADS_IN_PROGRESS = Duration.ofSeconds(1);
 
 	private final Bulkhead bulkhead;
 
@@ -76,7 +76,7 @@ public final class LoaderGuard {
 	public <T> T call(Supplier<T> loader) {
 		RuntimeException unreachable = this.lastUnreachable;
 		if (unreachable != null && !this.probing.compareAndSet(false, true)) {
-			throw new LoadRejectedException(Reason.UNREACHABLE, BULKHEAD_RETRY_AFTER, unreachable);
+			throw new LoadRejectedException(Reason.UNREACHABLE, RETRY_AFTER_LOADS_IN_PROGRESS, unreachable);
 		}
 		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, () -> observed(loader));
 		if (this.breaker != null) {
@@ -89,7 +89,7 @@ public final class LoaderGuard {
 			throw new LoadRejectedException(Reason.CIRCUIT_OPEN, this.openWait, causedBy(ex));
 		}
 		catch (BulkheadFullException ex) {
-			throw new LoadRejectedException(Reason.BULKHEAD_FULL, BULKHEAD_RETRY_AFTER, causedBy(ex));
+			throw new LoadRejectedException(Reason.BULKHEAD_FULL, RETRY_AFTER_LOADS_IN_PROGRESS, causedBy(ex));
 		}
 		finally {
 			if (unreachable != null) {
