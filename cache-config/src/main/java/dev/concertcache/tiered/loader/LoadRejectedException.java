@@ -5,8 +5,8 @@ import java.time.Duration;
 /**
  * A miss that needed the loader failed without calling it: the loader's circuit breaker is open (the loader
  * failed recently), every bulkhead slot stayed taken for the configured wait, or the last load could not reach the
- * loader and another is trying it. Nothing stale could be served
- * instead. Answer it like an unavailable database: 503 with {@code Retry-After: }{@link #getRetryAfter()}.
+ * loader and another is trying it. Nothing stale could be served instead. Answer it like an unavailable database:
+ * 503 with {@code Retry-After: }{@link #getRetryAfter()}.
  *
  * @author concert-cache
  */
