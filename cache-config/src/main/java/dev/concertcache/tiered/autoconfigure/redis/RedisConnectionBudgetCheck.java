@@ -5,6 +5,7 @@ import java.util.Properties;
 
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisException;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -15,6 +16,7 @@ import org.springframework.boot.data.redis.autoconfigure.DataRedisProperties;
 import org.springframework.data.redis.connection.RedisClusterConnection;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -40,7 +42,9 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 	/**
 	 * Attempts when the connection or a command times out. The first connection of a cold JVM loads Netty and
 	 * Lettuce while its handshake runs against the command timeout (spring.data.redis.timeout): on a busy
-	 * machine that can exceed 250 ms once, and then succeed. Refusals and rejected credentials are not retried.
+	 * machine that can exceed 250 ms once, and then succeed. A shared connection left reconnecting by such a
+	 * timeout rejects commands at once; it is reset, and the next attempt connects anew. Refusals and rejected
+	 * credentials are not retried.
 	 */
 	private static final int ATTEMPTS = 3;
 
@@ -89,6 +93,12 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 			catch (RuntimeException ex) {
 				if (attempt < ATTEMPTS && isTimeout(ex)) {
 					logger.debug("Redis connection budget check timed out (" + rootMessage(ex) + "), trying again");
+					continue;
+				}
+				if (attempt < ATTEMPTS && isReconnecting(ex) && factory instanceof LettuceConnectionFactory lettuce) {
+					logger.debug("Redis connection budget check found the shared connection reconnecting ("
+							+ rootMessage(ex) + "), connecting anew");
+					lettuce.resetConnection();
 					continue;
 				}
 				if (this.properties.getStartupCheck().isFailOnAuthenticationError() && isAuthenticationFailure(ex)) {
@@ -153,6 +163,20 @@ public class RedisConnectionBudgetCheck implements SmartInitializingSingleton {
 			}
 			if (cause.getCause() == cause) {
 				break;
+			}
+		}
+		return false;
+	}
+
+	/**
+	 * Whether Lettuce rejected the command because its connection is down and reconnecting (its disconnected
+	 * behaviour REJECT_COMMANDS): a {@link RedisException} with no type of its own, told by its message.
+	 */
+	private static boolean isReconnecting(Throwable ex) {
+		for (Throwable cause = ex; cause != null && cause.getCause() != cause; cause = cause.getCause()) {
+			if (cause instanceof RedisException
+					&& String.valueOf(cause.getMessage()).startsWith("Currently not connected")) {
+				return true;
 			}
 		}
 		return false;
