@@ -387,6 +387,27 @@ class TieredCacheChangeFeedTests {
 	}
 
 	@Test
+	void whileAnotherLoadTriesTheUnreachableDatabaseAValueWhoseKeyRedisHoldsATombstoneForIsNotServedFromL1()
+			throws Exception {
+		CacheInstance instance = instance(following(CacheInstance.properties()));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		elapse(instance, MAX_LAG.plusMillis(1));
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
+			.isThrownBy(() -> cache.lookup(2L, new CountingLoader().unreachable()));
+		// The reader's eviction of a committed write has landed in Redis; its announcement is not heard here yet.
+		instance.redis.opsForValue().set(cache.redisKey(1L), JsonValueCodec.newTombstone());
+
+		try (ParkedLoad trying = ParkedLoad.of(cache, 3L)) {
+			assertThatExceptionOfType(LoadRejectedException.class)
+				.isThrownBy(() -> cache.lookup(1L, new CountingLoader().unreachable()))
+				.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(LoadRejectedException.Reason.UNREACHABLE));
+		}
+		assertThat(instance.count("tiered.cache.stale.served", "cache", "items")).isZero();
+	}
+
+	@Test
 	void whileTheDatabaseCannotBeReachedAValueServedStaleAndThenEvictedByAnotherInstanceIsNotServedAgain() {
 		CacheInstance.Settings properties = following(servingStale());
 		CacheInstance other = instance(properties);
