@@ -16,6 +16,7 @@ import org.springframework.context.SmartLifecycle;
 
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.loader.LoaderReachability;
 
 /**
  * Reads the binary log and turns every committed change of the concert and schedule tables into the
@@ -49,6 +50,9 @@ class BinlogCapture implements SmartLifecycle {
 	/** Where the reader's confirmations go (ADR 0037); {@code null} for none. */
 	private final TieredCacheManager cacheManager;
 
+	/** Told when the reader cannot connect: the caches' loads then try the database one at a time (ADR 0030). */
+	private final LoaderReachability reachability;
+
 	private final CaptureMetrics metrics;
 
 	private final Lander.Landing landing;
@@ -77,8 +81,8 @@ class BinlogCapture implements SmartLifecycle {
 	private @Nullable Confirmer confirmer;
 
 	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
-			ConcertCaches concertCaches, TieredCacheManager cacheManager, CaptureMetrics metrics,
-			Clock clock, long serverId, Duration stalenessBound) {
+			ConcertCaches concertCaches, TieredCacheManager cacheManager, LoaderReachability reachability,
+			CaptureMetrics metrics, Clock clock, long serverId, Duration stalenessBound) {
 		this.properties = properties;
 		this.server = server;
 		this.clients = new BinlogClients(server, properties);
@@ -87,6 +91,7 @@ class BinlogCapture implements SmartLifecycle {
 		this.tables = tables;
 		this.concertCaches = concertCaches;
 		this.cacheManager = cacheManager;
+		this.reachability = reachability;
 		this.metrics = metrics;
 		this.serverId = serverId;
 		this.stalenessBound = stalenessBound;
@@ -257,6 +262,10 @@ class BinlogCapture implements SmartLifecycle {
 		}
 		if (current.opened()) {
 			reconnects.reset();
+		}
+		else if (failure != null) {
+			// Found before any load: a killed database ends this stream at once, and the next connect is refused.
+			this.reachability.connectionFailed(failure);
 		}
 		if (!this.running || !this.leadership.isLeader()) {
 			return true;

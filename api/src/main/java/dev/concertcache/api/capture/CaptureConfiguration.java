@@ -21,6 +21,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.loader.LoaderReachability;
 import dev.concertcache.tiered.support.TieredCacheManagerBuilder;
 import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 import dev.concertcache.tiered.autoconfigure.TieredCacheProperties;
@@ -70,7 +71,7 @@ class CaptureConfiguration {
 	@Bean
 	BinlogCapture binlogCapture(CaptureProperties properties, Environment environment, BinlogServer server,
 			StringRedisTemplate redis, ConcertCaches concertCaches, ObjectProvider<TieredCacheManager> cacheManager,
-			ObjectProvider<MeterRegistry> meterRegistry,
+			LoaderReachability loaderReachability, ObjectProvider<MeterRegistry> meterRegistry,
 			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
 		Matcher matcher = JDBC_URL.matcher(environment.getRequiredProperty("spring.datasource.url"));
 		String schema = (properties.getTables().getSchema() != null) ? properties.getTables().getSchema()
@@ -81,19 +82,28 @@ class CaptureConfiguration {
 		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
 		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
-				concertCaches, cacheManager.getObject(),
+				concertCaches, cacheManager.getObject(), loaderReachability,
 				new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
 				clock, serverId, stalenessBound(caches));
+	}
+
+	/** Told by the caches' loads and by the reader when the database cannot be reached (ADR 0030). */
+	@Bean
+	LoaderReachability loaderReachability() {
+		return new LoaderReachability();
 	}
 
 	/**
 	 * In mode {@code required}, every instance's tiers go by the reader's confirmations (ADR 0037): a change another
 	 * application committed is never served from a tier longer than {@code progress.max-lag} after the reader
-	 * last confirmed. In mode {@code optional} the service may run without a reader, so nothing waits for one.
+	 * last confirmed. In mode {@code optional} the service may run without a reader, so nothing waits for one. In
+	 * either mode, a reader that cannot connect tells the caches' loads that the database is out of reach.
 	 */
 	@Bean
-	TieredCacheManagerCustomizer captureFollowedByTheCaches(CaptureProperties properties) {
+	TieredCacheManagerCustomizer captureFollowedByTheCaches(CaptureProperties properties,
+			LoaderReachability loaderReachability) {
 		return (builder) -> {
+			builder.loaderReachability(loaderReachability);
 			if (properties.getMode() == CaptureProperties.Mode.REQUIRED) {
 				builder.changeFeedMaxLag(properties.getProgress().getMaxLag());
 			}

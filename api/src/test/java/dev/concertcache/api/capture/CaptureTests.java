@@ -39,6 +39,7 @@ import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
+import dev.concertcache.tiered.loader.LoaderReachability;
 
 import static dev.concertcache.api.CachedApiTestSupport.awaitCaptureConfirmed;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -77,6 +78,9 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 
 	@Autowired
 	private BinlogCapture capture;
+
+	@Autowired
+	private LoaderReachability reachability;
 
 	@Autowired
 	private CommandTrap commands;
@@ -286,11 +290,15 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 	}
 
 	@Test
-	void whileTheDatabaseIsDownNoCachedValueIsServedAsFreshOnceTheLastConfirmationIsOlderThanMaxLag() {
+	void whileTheDatabaseIsDownTheReaderSaysSoBeforeAnyLoadAndNoCachedValueIsServedAsFreshPastMaxLag() {
 		title(this.port, 16);
 		assertThat(get(this.port, "/api/concerts/16/schedules").status()).isEqualTo(200);
+		assertThat(this.reachability.lastUnreachable()).isNull();
 		database.kill();
 		try {
+			// The reader's next connect is refused: the caches' loads try the database one at a time from then on,
+			// before any load has waited for the pool's connection timeout (ADR 0030).
+			await().atMost(PROMPTLY).until(() -> this.reachability.lastUnreachable() != null);
 			// A change committed just before the outage may not have landed: nobody can vouch for the tiers now, so
 			// what they hold within its time to live is served marked stale, schedules included (ADR 0031).
 			await().atMost(PROMPTLY).untilAsserted(() -> {

@@ -1,7 +1,6 @@
 package dev.concertcache.tiered.loader;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -21,10 +20,10 @@ import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
  * while the loader is known to be unavailable, then the bulkhead, which bounds the calls in progress so that a
  * slow or dead loader holds at most {@code max-concurrent-calls} request threads. Hits never get here.
  * <p>
- * Before either, while the last load to end could not reach the loader, one load at a time tries it and the others
- * are rejected at once: a database that refuses connections makes each load wait for the pool's connection timeout,
- * and without this every bulkhead slot, and the request threads behind them, would wait it out until the breaker
- * has counted enough failures to open.
+ * Before either, while the database was last found out of reach ({@link LoaderReachability}, shared by the caches
+ * of one manager), one load at a time tries it and the others are rejected at once: a database that refuses
+ * connections makes each load wait for the pool's connection timeout, and without this every bulkhead slot, and the
+ * request threads behind them, would wait it out until the breaker has counted enough failures to open.
  */
 public final class LoaderGuard {
 
@@ -40,18 +39,16 @@ public final class LoaderGuard {
 
 	private final Duration openWait;
 
-	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
-	private volatile @Nullable RuntimeException lastUnreachable;
-
-	/** Whether a load is trying a loader that the last load could not reach. */
-	private final AtomicBoolean probing = new AtomicBoolean();
+	private final LoaderReachability reachability;
 
 	/**
+	 * @param reachability whether the database can be reached, shared with the manager's other caches
 	 * @param bulkhead the bulkhead's settings
 	 * @param breaker the circuit breaker's settings, {@code null} for none
 	 */
-	public LoaderGuard(BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers, String name, BulkheadConfig bulkhead,
-			@Nullable CircuitBreakerConfig breaker) {
+	public LoaderGuard(LoaderReachability reachability, BulkheadRegistry bulkheads, CircuitBreakerRegistry breakers,
+			String name, BulkheadConfig bulkhead, @Nullable CircuitBreakerConfig breaker) {
+		this.reachability = reachability;
 		this.bulkhead = bulkheads.bulkhead(name, bulkhead);
 		this.openWait = (breaker != null) ? Duration.ofMillis(breaker.getWaitIntervalFunctionInOpenState().apply(1))
 				: Duration.ZERO;
@@ -66,16 +63,16 @@ public final class LoaderGuard {
 	}
 
 	/**
-	 * Calls {@code loader} if the breaker and the bulkhead let it, and, while the last load to end could not reach
-	 * the loader, no other load is trying it.
-	 * @throws LoadRejectedException if one of them does not; while the last load to end could not reach the loader,
-	 * caused by that load's failure, so that {@link LoaderFailures#isUnreachable} says so of the rejection too: the
+	 * Calls {@code loader} if the breaker and the bulkhead let it, and, while the database was last found out of
+	 * reach, no other load is trying it.
+	 * @throws LoadRejectedException if one of them does not; while the database was last found out of reach, caused
+	 * by that failure, so that {@link LoaderFailures#isUnreachable} says so of the rejection too: the
 	 * breaker opened for it, the bulkhead's slots are held by loads waiting for connections the database does not
 	 * take, or another load is trying it. A breaker opened by timeouts rejects as a database that answers.
 	 */
 	public <T> T call(Supplier<T> loader) {
-		RuntimeException unreachable = this.lastUnreachable;
-		if (unreachable != null && !this.probing.compareAndSet(false, true)) {
+		RuntimeException unreachable = this.reachability.lastUnreachable();
+		if (unreachable != null && !this.reachability.startTrial()) {
 			throw new LoadRejectedException(Reason.UNREACHABLE, RETRY_AFTER_LOADS_IN_PROGRESS, unreachable);
 		}
 		Supplier<T> guarded = Bulkhead.decorateSupplier(this.bulkhead, () -> observed(loader));
@@ -93,35 +90,35 @@ public final class LoaderGuard {
 		}
 		finally {
 			if (unreachable != null) {
-				this.probing.set(false);
+				this.reachability.endTrial();
 			}
 		}
 	}
 
-	/** The last load's failure if it could not reach the loader, else {@code rejection}. */
+	/** The failure that last found the database out of reach, if no load has succeeded since, else {@code rejection}. */
 	private Throwable causedBy(RuntimeException rejection) {
-		Throwable unreachable = this.lastUnreachable;
+		Throwable unreachable = this.reachability.lastUnreachable();
 		return (unreachable != null) ? unreachable : rejection;
 	}
 
-	/** The failure of the last load to end if it could not reach the loader, else {@code null}. */
+	/** The failure that last found the database out of reach, or {@code null} if a load has succeeded since. */
 	public @Nullable RuntimeException lastUnreachable() {
-		return this.lastUnreachable;
+		return this.reachability.lastUnreachable();
 	}
 
 	/** Calls {@code loader}, remembering whether it failed for want of a reachable loader. */
 	private <T> T observed(Supplier<T> loader) {
 		try {
 			T result = loader.get();
-			this.lastUnreachable = null;
+			this.reachability.loadEnded(null);
 			return result;
 		}
 		catch (RuntimeException ex) {
-			this.lastUnreachable = LoaderFailures.isUnreachable(ex) ? ex : null;
+			this.reachability.loadEnded(ex);
 			throw ex;
 		}
 		catch (Error ex) {
-			this.lastUnreachable = null;
+			this.reachability.loadEnded(null);
 			throw ex;
 		}
 	}
@@ -133,7 +130,8 @@ public final class LoaderGuard {
 	 */
 	public boolean refusesUnreachable() {
 		CircuitBreaker breaker = this.breaker;
-		return this.lastUnreachable != null && breaker != null && breaker.getState() == CircuitBreaker.State.OPEN;
+		return this.reachability.lastUnreachable() != null && breaker != null
+				&& breaker.getState() == CircuitBreaker.State.OPEN;
 	}
 
 	/** How long the breaker stays open: how often a reader tries a loader that could not be reached again. */

@@ -32,6 +32,7 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.loader.LoaderGuard;
+import dev.concertcache.tiered.loader.LoaderReachability;
 import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
@@ -90,6 +91,9 @@ final class CacheFactory {
 
 	private final ConcurrentMap<String, LoaderGuard> loaderGuards = new ConcurrentHashMap<>();
 
+	/** Shared by every cache's loader guard: the caches of one manager load from one database. */
+	private final LoaderReachability loaderReachability;
+
 	private final Warmups warmups;
 
 	/** Whether the current thread reads from the loaders (ADR 0038). */
@@ -122,6 +126,7 @@ final class CacheFactory {
 		this.pending = pending;
 		this.breakers = breakers;
 		this.bulkheads = builder.bulkheadRegistry();
+		this.loaderReachability = builder.loaderReachability;
 		this.ownRefresher = (builder.refresher != null) ? null : refresher();
 		this.refresher = (builder.refresher != null) ? builder.refresher : this.ownRefresher;
 		this.warmups = new Warmups(redis, instanceId);
@@ -198,8 +203,9 @@ final class CacheFactory {
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
 	LoaderGuard loaderGuard(String name) {
 		return this.loaderGuards.computeIfAbsent(name,
-				(key) -> new LoaderGuard(this.bulkheads, this.breakers, DefaultTieredCacheManager.LOADER_GUARD_NAME + "-" + key,
-						spec(key).loaderBulkhead(), spec(key).loaderCircuitBreaker()));
+				(key) -> new LoaderGuard(this.loaderReachability, this.bulkheads, this.breakers,
+						DefaultTieredCacheManager.LOADER_GUARD_NAME + "-" + key, spec(key).loaderBulkhead(),
+						spec(key).loaderCircuitBreaker()));
 	}
 
 	/** The configuration of cache {@code name}: its own, else the defaults. */

@@ -22,6 +22,7 @@ import org.springframework.util.Assert;
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheMode;
 import dev.concertcache.tiered.hotset.HotSetConfiguration;
+import dev.concertcache.tiered.loader.LoaderReachability;
 
 /**
  * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory has a default.
@@ -121,6 +122,8 @@ public final class TieredCacheManagerBuilder {
 
 	@Nullable Executor refresher;
 
+	LoaderReachability loaderReachability = new LoaderReachability();
+
 	TieredCacheManagerBuilder(RedisConnectionFactory connectionFactory) {
 		Assert.notNull(connectionFactory, "'connectionFactory' must not be null");
 		this.connectionFactory = connectionFactory;
@@ -214,6 +217,15 @@ public final class TieredCacheManagerBuilder {
 	 */
 	public TieredCacheManagerBuilder refresher(Executor refresher) {
 		this.refresher = refresher;
+		return this;
+	}
+
+	/**
+	 * Whether the database behind the caches' loaders can be reached, shared by every cache's loader guard; pass the
+	 * one that another part of the application (the binary-log reader) tells when it finds the database out of reach.
+	 */
+	public TieredCacheManagerBuilder loaderReachability(LoaderReachability loaderReachability) {
+		this.loaderReachability = loaderReachability;
 		return this;
 	}
 

@@ -1,5 +1,7 @@
 package dev.concertcache.tiered.support;
 
+import java.io.IOException;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,6 +29,7 @@ import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
 import dev.concertcache.tiered.loader.LoaderFailures;
+import dev.concertcache.tiered.loader.LoaderReachability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -132,14 +135,8 @@ class TieredCacheLoaderGuardTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
 			.isThrownBy(() -> cache.get(1L, new CountingLoader().unreachable()));
-		CountDownLatch trying = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
-		Future<Optional<Item>> probe = this.scope.submit(() -> cache.get(2L, () -> {
-			trying.countDown();
-			Latches.awaitRelease(release);
-			return Optional.of(new Item(2, "back"));
-		}));
-		assertThat(trying.await(5, TimeUnit.SECONDS)).isTrue();
+		Future<Optional<Item>> probe = parkedTrial(cache, 2L, release);
 		CountingLoader other = new CountingLoader();
 
 		assertThatExceptionOfType(LoadRejectedException.class)
@@ -155,6 +152,56 @@ class TieredCacheLoaderGuardTests {
 		assertThat(probe.get(5, TimeUnit.SECONDS)).contains(new Item(2, "back"));
 		assertThat(cache.get(3L, other.returning(new Item(3, "three")))).contains(new Item(3, "three"));
 		assertThat(other.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void aLoadOfOneCacheThatCouldNotReachTheDatabaseMakesTheOtherCachesTryItOneLoadAtATime() throws Exception {
+		CacheInstance instance = instance(UnaryOperator.identity());
+		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
+			.isThrownBy(() -> items.get(1L, new CountingLoader().unreachable()));
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> trial = parkedTrial(pages, 2L, release);
+		CountingLoader other = new CountingLoader();
+
+		assertThatExceptionOfType(LoadRejectedException.class)
+			.isThrownBy(() -> pages.get(3L, other.returning(new Item(3, "three"))))
+			.satisfies((ex) -> assertThat(ex.getReason()).isEqualTo(Reason.UNREACHABLE));
+		assertThat(other.calls()).isZero();
+		release.countDown();
+		assertThat(trial.get(5, TimeUnit.SECONDS)).contains(new Item(2, "back"));
+	}
+
+	@Test
+	void aConnectionToTheDatabaseRefusedOutsideTheCachesMakesLoadsTryItOneAtATimeUntilOneSucceeds() throws Exception {
+		LoaderReachability reachability = new LoaderReachability();
+		CacheInstance instance = this.scope.closeAfter(CacheInstance.start(RedisServer.shared(),
+				CacheInstance.properties((settings) -> settings.loaderReachability(reachability))));
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		reachability.connectionFailed(new IOException("Failed to connect to MySQL", new ConnectException("refused")));
+		CountDownLatch release = new CountDownLatch(1);
+		Future<Optional<Item>> trial = parkedTrial(cache, 1L, release);
+		CountingLoader other = new CountingLoader();
+
+		assertThatExceptionOfType(LoadRejectedException.class)
+			.isThrownBy(() -> cache.get(2L, other.returning(new Item(2, "two"))))
+			.satisfies((ex) -> assertThat(LoaderFailures.isUnreachable(ex)).isTrue());
+		assertThat(other.calls()).isZero();
+		release.countDown();
+		assertThat(trial.get(5, TimeUnit.SECONDS)).contains(new Item(1, "back"));
+		assertThat(reachability.lastUnreachable()).isNull();
+		assertThat(cache.get(2L, other.returning(new Item(2, "two")))).contains(new Item(2, "two"));
+		assertThat(other.calls()).isEqualTo(1);
+	}
+
+	@Test
+	void aConnectionFailureThatDoesNotSayTheDatabaseIsOutOfReachChangesNothing() {
+		LoaderReachability reachability = new LoaderReachability();
+
+		reachability.connectionFailed(new IOException("the stream ended"));
+
+		assertThat(reachability.lastUnreachable()).isNull();
 	}
 
 	@Test
@@ -285,6 +332,19 @@ class TieredCacheLoaderGuardTests {
 			.permittedNumberOfCallsInHalfOpenState(2)
 			.waitDurationInOpenState(Duration.ofMillis(300))
 			.build());
+	}
+
+	/** A load of {@code key} that has reached its loader and waits there for {@code release}. */
+	private Future<Optional<Item>> parkedTrial(CacheUnderTest<Long, Item> cache, long key, CountDownLatch release)
+			throws InterruptedException {
+		CountDownLatch trying = new CountDownLatch(1);
+		Future<Optional<Item>> trial = this.scope.submit(() -> cache.get(key, () -> {
+			trying.countDown();
+			Latches.awaitRelease(release);
+			return Optional.of(new Item(key, "back"));
+		}));
+		assertThat(trying.await(5, TimeUnit.SECONDS)).isTrue();
+		return trial;
 	}
 
 	private CacheInstance instance(UnaryOperator<TieredCacheConfiguration> loader) {
