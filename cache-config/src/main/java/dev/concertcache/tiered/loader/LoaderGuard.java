@@ -123,17 +123,6 @@ public final class LoaderGuard {
 		}
 	}
 
-	/**
-	 * Whether a load would be rejected at once for a loader that cannot be reached: the breaker is open and the last
-	 * load to end could not reach it. A read behind the feed then takes no load lock that the fleet would wait on.
-	 * The rejected load still asks the breaker, which lets a trial load through once its wait has passed.
-	 */
-	public boolean refusesUnreachable() {
-		CircuitBreaker breaker = this.breaker;
-		return this.reachability.lastUnreachable() != null && breaker != null
-				&& breaker.getState() == CircuitBreaker.State.OPEN;
-	}
-
 	/** How long the breaker stays open: how often a reader tries a loader that could not be reached again. */
 	public Duration openWait() {
 		return this.openWait;

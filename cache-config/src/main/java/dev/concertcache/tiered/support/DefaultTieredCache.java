@@ -270,10 +270,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		}
 		// Behind the feed, Redis may lack tombstones of changes not confirmed (ADR 0037): only a value read from the
 		// database within max-lag is a hit; any other is loaded under the fleet's load lock, one load per key for the
-		// fleet, unless the breaker would reject the load at once.
+		// fleet. Not while the database was last found out of reach: the load is then the one trial or rejected at
+		// once, and the lock would only cost two round trips and make the fleet's readers of the key wait.
 		RedisRead<V> read = !behindTheFeed
 				? ((refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1))
-				: this.loaderGuard.refusesUnreachable() ? RedisRead.unavailable()
+				: (this.loaderGuard.lastUnreachable() != null) ? RedisRead.unavailable()
 						: this.redis.readBehindTheFeed(key, this.feed.maxLag());
 		if (read instanceof RedisRead.Hit<V> hit) {
 			return fresh(hit.value(), Source.L2, readAt, databaseReadAt(hit, readAt), hit.digest());
