@@ -11,6 +11,7 @@ import io.github.resilience4j.circuitbreaker.CallNotPermittedException;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerRegistry;
+import io.github.resilience4j.circuitbreaker.IllegalStateTransitionException;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.loader.LoadRejectedException.Reason;
@@ -60,6 +61,26 @@ public final class LoaderGuard {
 			// An open breaker rejects thousands of loads a second, each for the same reason: no stack to fill in.
 			.writableStackTraceEnabled(false)
 			.build()) : null;
+		if (this.breaker != null) {
+			reachability.whenReachableAgain(this::tryAgainIfOpen);
+		}
+	}
+
+	/**
+	 * Another cache's load has reached the database again: this breaker, if it opened while the database was out of
+	 * reach, lets its trial load through now instead of turning every load away for the rest of its wait, during
+	 * which reads the gate refused have nothing to be served with.
+	 */
+	private void tryAgainIfOpen() {
+		CircuitBreaker breaker = this.breaker;
+		if (breaker != null && breaker.getState() == CircuitBreaker.State.OPEN) {
+			try {
+				breaker.transitionToHalfOpenState();
+			}
+			catch (IllegalStateTransitionException ex) {
+				// It left OPEN meanwhile: its own wait ended or a trial closed it.
+			}
+		}
 	}
 
 	/**

@@ -1,5 +1,7 @@
 package dev.concertcache.tiered.loader;
 
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jspecify.annotations.Nullable;
@@ -9,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * {@link LoaderGuard}s (ADR 0030): after a load of any cache, or anything else that talks to that database (the
  * binary-log reader), found it out of reach, one load at a time tries it until one succeeds, and the other loads are
  * rejected at once. One cache finding the database gone thus spares every other cache its own wait for the pool's
- * connection timeout.
+ * connection timeout, and one load reaching it again tells every cache's guard at once.
  */
 public final class LoaderReachability {
 
@@ -18,6 +20,9 @@ public final class LoaderReachability {
 
 	/** Whether a load is trying a database found out of reach. */
 	private final AtomicBoolean probing = new AtomicBoolean();
+
+	/** What runs when a load reaches the database after it was found out of reach. */
+	private final List<Runnable> reachableAgain = new CopyOnWriteArrayList<>();
 
 	/**
 	 * Something other than a load failed to reach the database: if {@code failure} says it is out of reach
@@ -38,7 +43,16 @@ public final class LoaderReachability {
 
 	/** A load's outcome: reachable after a success ({@code null}), else as {@code failure} says. */
 	void loadEnded(@Nullable RuntimeException failure) {
+		boolean wasUnreachable = this.lastUnreachable != null;
 		this.lastUnreachable = (failure != null && LoaderFailures.isUnreachable(failure)) ? failure : null;
+		if (wasUnreachable && failure == null) {
+			this.reachableAgain.forEach(Runnable::run);
+		}
+	}
+
+	/** Runs {@code action} each time a load reaches the database after it was found out of reach. */
+	void whenReachableAgain(Runnable action) {
+		this.reachableAgain.add(action);
 	}
 
 	/** Takes the one trial load's turn; {@code false} if another load has it. */

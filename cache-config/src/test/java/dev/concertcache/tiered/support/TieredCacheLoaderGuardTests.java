@@ -205,6 +205,23 @@ class TieredCacheLoaderGuardTests {
 	}
 
 	@Test
+	void aLoadThatReachesTheDatabaseAgainLetsTheBreakersOfTheOtherCachesTryItAtOnce() {
+		CacheInstance instance = instance(UnaryOperator.identity());
+		CacheUnderTest<Long, Item> items = instance.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
+		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
+			.isThrownBy(() -> items.get(1L, new CountingLoader().unreachable()));
+		CircuitBreaker pagesBreaker = instance.manager.loaderGuard("pages").breaker();
+		pagesBreaker.transitionToOpenState();
+
+		assertThat(items.get(2L, () -> Optional.of(new Item(2, "back")))).contains(new Item(2, "back"));
+
+		assertThat(pagesBreaker.getState()).isEqualTo(CircuitBreaker.State.HALF_OPEN);
+		assertThat(pages.get(3L, () -> Optional.of(new Item(3, "three")))).contains(new Item(3, "three"));
+		assertThat(pagesBreaker.getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+	}
+
+	@Test
 	void oneSuccessfulTrialLoadClosesTheDefaultBreaker() {
 		CacheInstance instance = instance(UnaryOperator.identity());
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
