@@ -151,7 +151,7 @@ ensure_aot_cache() {
     rm -rf "$dir"
     "$JDK25_HOME/bin/java" -Djarmode=tools -jar "$JAR" extract --destination "$dir" >/dev/null
     CONCERT_CACHE_ADMIN_TOKEN=training CONCERT_CACHE_CURSOR_SECRET=training SPRING_PROFILES_ACTIVE=cache \
-      "$JDK25_HOME/bin/java" -XX:AOTCacheOutput="$dir/api.aot" -Dspring.context.exit=onRefresh -jar "$dir/api.jar" \
+      "$JDK25_HOME/bin/java" "@$ROOT/api/jvm.options" -XX:AOTCacheOutput="$dir/api.aot" -Dspring.context.exit=onRefresh -jar "$dir/api.jar" \
       --spring.datasource.url=jdbc:mariadb://127.0.0.1:9/training --spring.flyway.enabled=false \
       --spring.data.redis.port=9 --concert-cache.capture.mode=off >"$dir/training.log" 2>&1 ||
       die "the AOT cache's training run failed; see $dir/training.log"
@@ -222,8 +222,9 @@ launch_api() {
     # API_NICE (fleet.sh's joiner): the JVM starts at that niceness, its warm-up yielding the cores to serving instances.
     local launcher=()
     [[ -z ${API_NICE:-} ]] || launcher=(nice -n "$API_NICE")
+    # The service's JVM options (api/jvm.options), then API_JAVA_OPTS, a list of JVM flags that win over them.
     # shellcheck disable=SC2086 # API_JAVA_OPTS is a list of JVM flags
-    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "${launcher[@]}" "${API_JAVA:-$JAVA}" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
+    CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET "${launcher[@]}" "${API_JAVA:-$JAVA}" "@$ROOT/api/jvm.options" ${API_JAVA_OPTS:-} -jar "$JAR" "${args[@]}" \
       "${BACKENDS[@]}" --server.address=127.0.0.1 "--server.port=$API_PORT" \
       --management.server.address=127.0.0.1 "--management.server.port=$MGMT_PORT" >"$log" 2>&1 &
   fi

@@ -90,7 +90,7 @@ built_from="$(config 'c.get("Labels", {}).get("'"$commit_label"'", "")')"
 user="$(config 'c.get("User", "")')"
 [[ -n $user && ${user%%:*} != 0 && ${user%%:*} != root ]] || fail "the image runs as root (USER '$user')"
 entrypoint="$(config 'json.dumps(c.get("Entrypoint") or [])')"
-[[ $entrypoint == *'-XX:+ExitOnOutOfMemoryError'* ]] || fail "the entrypoint $entrypoint does not exit on OOM"
+[[ $entrypoint == *'"@/app/jvm.options"'* ]] || fail "the entrypoint $entrypoint does not read the service's JVM options"
 [[ $entrypoint == *'-XX:AOTCache='* ]] || fail "the entrypoint $entrypoint starts without an AOT cache"
 # The base's, the user's, and one per layer of the jar (dependencies, loader, snapshots, application).
 layers="$(config 'len(rootfs["diff_ids"])')"
@@ -119,6 +119,14 @@ run_image() {
 
 datasource_env=(--env "SPRING_DATASOURCE_URL=$DB_JDBC_URL" --env SPRING_DATASOURCE_USERNAME=concert
   --env SPRING_DATASOURCE_PASSWORD=concert)
+
+# The JVM options the entrypoint reads are the commit's api/jvm.options (exit on OOM among them).
+options="$(buildah from --pull-never --name "concert-cache-image-check-options-$$" "$image")"
+containers+=("$options")
+diff <(buildah run --isolation chroot "$options" -- cat /app/jvm.options) <(git -C "$root" show "$commit:api/jvm.options") \
+  || fail "the image's /app/jvm.options is not the commit's api/jvm.options"
+grep -qx -- '-XX:+ExitOnOutOfMemoryError' <(git -C "$root" show "$commit:api/jvm.options") \
+  || fail "api/jvm.options does not exit on OOM"
 
 # compose's seed: the same image under the generate profile fills the database and exits.
 run_env=("${datasource_env[@]}" --env SPRING_PROFILES_ACTIVE=generate)
