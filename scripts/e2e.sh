@@ -43,7 +43,7 @@ API_PORT=$(free_port)
 MGMT_PORT=$(free_port)
 echo "==> starting the API (cache profile) on $API_PORT, management $MGMT_PORT"
 # A short JIT warm-up (ADR 0202): CI checks that it runs and leaves the caches cold, not how fast it makes the JVM.
-CONCERT_CACHE_ADMIN_TOKEN=$TOKEN CONCERT_CACHE_CURSOR_SECRET=e2e-cursor-secret java -Xmx1g -jar "$JAR" --spring.profiles.active=cache \
+CONCERT_CACHE_ADMIN_TOKEN=$TOKEN CONCERT_CACHE_CURSOR_SECRET=e2e-cursor-secret java "@$ROOT/api/jvm.options" -Xmx1g -jar "$JAR" --spring.profiles.active=cache \
   --concert-cache.warmup.max-duration=2s --server.port="$API_PORT" --management.server.port="$MGMT_PORT" \
   --spring.datasource.url="$DB_JDBC_URL" --spring.data.redis.port="$REDIS_PORT" > "$WORK/api.log" 2>&1 &
 service_track api $!

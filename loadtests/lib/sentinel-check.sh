@@ -45,7 +45,7 @@ start_instance() {
   port=$(free_port)
   mgmt=$(free_port)
   while [[ $mgmt == "$port" ]]; do mgmt=$(free_port); done
-  CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET java -jar "$JAR" \
+  CONCERT_CACHE_ADMIN_TOKEN=$ADMIN_TOKEN CONCERT_CACHE_CURSOR_SECRET=$CURSOR_SECRET java "@$ROOT/api/jvm.options" -jar "$JAR" \
     --spring.profiles.active=cache --concert-cache.warmup.max-duration=10s "${BACKENDS[@]}" \
     --server.address=127.0.0.1 "--server.port=$port" --management.server.address=127.0.0.1 \
     "--management.server.port=$mgmt" >"$OUT/api-$name.log" 2>&1 &
