@@ -58,9 +58,10 @@ public final class LoaderFailures {
 
 	/**
 	 * Whether {@code failure} says the loader cannot be reached at all, as opposed to answering but shedding this load
-	 * (a statement or lock timeout, a busy pool): a cause is a refused or lost connection (a rejection by the loader's
-	 * breaker or bulkhead carries the last load's failure as its cause while that load could not reach it) ({@link ConnectException}, {@link NoRouteToHostException},
-	 * {@link UnknownHostException}, {@link SQLNonTransientConnectionException}, {@link SQLRecoverableException}).
+	 * (a statement or lock timeout, a busy pool): a cause is a refused or lost connection ({@link ConnectException},
+	 * {@link NoRouteToHostException}, {@link UnknownHostException}, {@link SQLNonTransientConnectionException},
+	 * {@link SQLRecoverableException}). A load the guard rejects while the database is found out of reach carries the
+	 * failure that found it so ({@link LoaderReachability}).
 	 * A cache serves what its tiers hold, even what its freshness gate refused, only then: while the database answers,
 	 * a read goes to it.
 	 * @param failure what a loader threw

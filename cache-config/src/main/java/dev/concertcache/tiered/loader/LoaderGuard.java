@@ -116,7 +116,9 @@ public final class LoaderGuard {
 		}
 	}
 
-	/** The failure that last found the database out of reach, if no load has succeeded since, else {@code rejection}. */
+	/**
+	 * The failure that last found the database out of reach, if no load has succeeded since, else {@code rejection}.
+	 */
 	private Throwable causedBy(RuntimeException rejection) {
 		Throwable unreachable = this.reachability.lastUnreachable();
 		return (unreachable != null) ? unreachable : rejection;
