@@ -10,6 +10,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
+import dev.concertcache.api.capture.CaptureProperties;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.support.DefaultTieredCacheManager;
 import dev.concertcache.tiered.TieredCacheManager;
@@ -70,7 +71,7 @@ public abstract class CachedApiTestSupport extends ApiTestSupport {
 		}
 		org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> {
 			Duration silence = manager.getChangeFeedSilence();
-			return silence != null && silence.compareTo(Duration.ofMillis(250)) < 0;
+			return silence != null && silence.compareTo(CaptureProperties.DEFAULT_MAX_LAG.dividedBy(2)) < 0;
 		});
 	}
 

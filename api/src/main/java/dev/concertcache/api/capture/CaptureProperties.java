@@ -17,8 +17,12 @@ public class CaptureProperties {
 	 */
 	public static final Duration DEFAULT_LEASE_TTL = Duration.ofMillis(500);
 
-	/** Default of {@code concert-cache.capture.reconnect.initial-backoff}. */
-	public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(200);
+	/**
+	 * Default of {@code concert-cache.capture.reconnect.initial-backoff}: a quarter of the default {@code max-lag}, so
+	 * that when the database dies the reader's refused connect tells the caches so (ADR 0030) before the gate sends
+	 * reads past the tiers.
+	 */
+	public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(50);
 
 	/**
 	 * Default of {@code concert-cache.capture.reconnect.max-backoff}: until the reader reads again every instance
@@ -36,14 +40,18 @@ public class CaptureProperties {
 	/** Default of {@code concert-cache.capture.connect-timeout}. */
 	public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
-	/** Default of {@code concert-cache.capture.progress.interval}. */
-	public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofMillis(100);
+	/**
+	 * Default of {@code concert-cache.capture.progress.interval}. An instance can prove only that a confirmation was
+	 * appended after its previous read of the stream was sent, so the one it last heard is two to three intervals old:
+	 * 25 ms leaves over 100 ms of the default {@code max-lag} for a slow probe or landing.
+	 */
+	public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofMillis(25);
 
 	/**
-	 * Default of {@code concert-cache.capture.progress.max-lag}: below the freshness contract's second by the
-	 * confirmation's own trip and a read's time.
+	 * Default of {@code concert-cache.capture.progress.max-lag}: a change by another application is served from no
+	 * tier more than this plus a read's time after its commit, whatever stalls (ADR 0037).
 	 */
-	public static final Duration DEFAULT_MAX_LAG = Duration.ofMillis(750);
+	public static final Duration DEFAULT_MAX_LAG = Duration.ofMillis(200);
 
 	/** Default of {@code concert-cache.capture.max-keys-per-transaction}. */
 	public static final int DEFAULT_MAX_KEYS_PER_TRANSACTION = 1000;
@@ -97,9 +105,9 @@ public class CaptureProperties {
 
 	/**
 	 * The longest wait before an invalidation Redis refused again and again is sent once more; each refusal doubles
-	 * the wait from {@code retry-interval} up to this. A third of the default {@code progress.max-lag}: once the
-	 * node is back, a refused invalidation that holds the confirmations back lands well before every instance
-	 * stops trusting its tiers.
+	 * the wait from {@code retry-interval} up to this. Once the node is back, a refused invalidation that holds the
+	 * confirmations back lands within it; until then instances past {@code progress.max-lag} read from the
+	 * database.
 	 */
 	private Duration maxRetryInterval = DEFAULT_MAX_RETRY_INTERVAL;
 

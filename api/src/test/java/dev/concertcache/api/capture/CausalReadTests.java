@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @ActiveProfiles("cache")
 // Shorter than max-lag: a read past its wait finds the tiers still trusted, so only the read-through keeps L1's value
 // from it.
-@TestPropertySource(properties = "concert-cache.capture.progress.causal-read-wait=200ms")
+@TestPropertySource(properties = "concert-cache.capture.progress.causal-read-wait=100ms")
 @Import(ParkedLanding.Trapped.class)
 class CausalReadTests extends CachedApiTestSupport {
 
