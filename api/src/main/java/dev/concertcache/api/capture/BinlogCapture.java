@@ -39,15 +39,13 @@ class BinlogCapture implements SmartLifecycle {
 
 	private final BinlogClients clients;
 
-	private final CaptureLease lease;
-
 	private final Leadership leadership;
 
 	private final CapturedTables tables;
 
 	private final ConcertCaches concertCaches;
 
-	/** Where the reader's confirmations go (ADR 0037); {@code null} for none. */
+	/** Where the reader's invalidations, checkpoint and confirmations go (ADR 0037). */
 	private final TieredCacheManager cacheManager;
 
 	/** Told when the reader cannot connect: the caches' loads then try the database one at a time (ADR 0030). */
@@ -86,7 +84,6 @@ class BinlogCapture implements SmartLifecycle {
 		this.properties = properties;
 		this.server = server;
 		this.clients = new BinlogClients(server, properties);
-		this.lease = lease;
 		this.leadership = new Leadership(lease, metrics, this::disconnect);
 		this.tables = tables;
 		this.concertCaches = concertCaches;

@@ -34,13 +34,10 @@ public final class CacheEvictions {
 
 	private final Generations generations;
 
-	private final PendingEvictions pending;
-
 	private final TieredCacheMetrics.ForCache metrics;
 
 	public CacheEvictions(String name, LocalTier<?> local, RedisTier redis, InvalidationStream stream, String shape,
-			RedisLoadProtocol.Settings settings, Generations generations, PendingEvictions pending,
-			TieredCacheMetrics.ForCache metrics) {
+			RedisLoadProtocol.Settings settings, Generations generations, TieredCacheMetrics.ForCache metrics) {
 		this.name = name;
 		this.local = local;
 		this.redis = redis;
@@ -49,7 +46,6 @@ public final class CacheEvictions {
 		this.settings = settings;
 		this.notLanded = new NotLandedAnnouncements(settings.ticker(), settings.maxSilence());
 		this.generations = generations;
-		this.pending = pending;
 		this.metrics = metrics;
 	}
 
@@ -64,7 +60,7 @@ public final class CacheEvictions {
 	 */
 	public boolean evictNow(String key) {
 		try {
-			evictInRedis(key, () -> this.pending.add(this.name, key));
+			evictInRedis(key, () -> this.settings.pending().add(this.name, key));
 			return true;
 		}
 		catch (RedisUnavailableException ex) {
@@ -78,7 +74,7 @@ public final class CacheEvictions {
 	 */
 	public boolean evictAllNow() {
 		try {
-			evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
+			evictAllInRedis(() -> this.settings.pending().add(this.name, PendingEvictions.ALL));
 			return true;
 		}
 		catch (RedisUnavailableException ex) {
@@ -134,7 +130,7 @@ public final class CacheEvictions {
 		if (generation == InvalidationStream.NOT_LANDED) {
 			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
 			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
-			this.pending.add(this.name, key);
+			this.settings.pending().add(this.name, key);
 			this.notLanded.heard(key);
 			if (PendingEvictions.ALL.equals(key)) {
 				this.local.invalidateAll("remote");

@@ -184,12 +184,6 @@ public final class FailoverGenerations {
 	}
 
 	/**
-	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
-	 * instance for the same failover), clearing its L1 if {@code clearL1}. A cache whose move Redis does not take
-	 * (its counter's node is the one that failed, say) is read past Redis until a retry moves it: queued as an
-	 * evict-all if {@code clearL1} (and its L1 cleared), else as the same move, which keeps every instance's L1.
-	 */
-	/**
 	 * Moves {@code cache} with {@code move} (given the time now) and announces the move if this instance made it
 	 * (the fleet's first); returns the cache's generation.
 	 * @param scope what the announcement makes stale, {@code null} for both tiers
@@ -203,6 +197,12 @@ public final class FailoverGenerations {
 		return moved.generation();
 	}
 
+	/**
+	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
+	 * instance for the same failover), clearing its L1 if {@code clearL1}. A cache whose move Redis does not take
+	 * (its counter's node is the one that failed, say) is read past Redis until a retry moves it: queued as an
+	 * evict-all if {@code clearL1} (and its L1 cleared), else as the same move, which keeps every instance's L1.
+	 */
 	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
 		this.redis.forgetRegistrations();
 		this.failoverMove = move;
@@ -248,7 +248,6 @@ public final class FailoverGenerations {
 		}
 	}
 
-	/** Parks the generation moves after the next cluster failovers; for tests of what a read finds meanwhile. */
 	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */
 	public long handled() {
 		return this.failoversHandled.get();

@@ -25,14 +25,6 @@ public final class ChangeFeedPosition {
 	}
 
 	/**
-	 * The newest position heard, {@code null} if none. It stays true when the listener later misses messages: it
-	 * then clears L1, which holds nothing older than what it heard.
-	 */
-	public synchronized @Nullable String heard() {
-		return this.heard;
-	}
-
-	/**
 	 * Waits until a heard position satisfies {@code covers}, at most {@code timeout}.
 	 * @return whether one did
 	 */

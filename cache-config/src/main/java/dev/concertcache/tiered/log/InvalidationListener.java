@@ -70,9 +70,6 @@ public final class InvalidationListener implements Runnable {
 
 	private final Consumer<String> flush;
 
-	/** Told the {@code run_id} of another server behind the connection; must flush L1 at least. */
-	private final Consumer<String> newServer;
-
 	private final TieredCacheMetrics metrics;
 
 	private final InvalidationWatermark watermark;
@@ -132,7 +129,6 @@ public final class InvalidationListener implements Runnable {
 		this.clientName = clientName;
 		this.messages = messages;
 		this.flush = flush;
-		this.newServer = newServer;
 		this.metrics = metrics;
 		this.watermark = watermark;
 		this.feed = feed;

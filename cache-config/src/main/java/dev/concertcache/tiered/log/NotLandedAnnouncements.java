@@ -10,10 +10,9 @@ import dev.concertcache.tiered.gate.PendingEvictions;
 
 /**
  * When the other instances are to be told, again, of an eviction of one cache that Redis did not take (ADR 0035,
- * "While a primary is down", rule 2): once, then at most once per max-silence while it stays not landed. Every
- * retry told them before, so each of them cleared that cache's L1 at every retry interval (the capture's 25 ms
- * included) for the whole outage; once per max-silence still reaches an instance started meanwhile within it.
- * Hearing another instance's announcement counts as told: they heard it too.
+ * "While a primary is down", rule 2): once, then at most once per max-silence while it stays not landed, so that
+ * a retry every 25 ms does not clear every instance's L1 as often, and an instance started meanwhile still hears of
+ * it within max-silence. Hearing another instance's announcement counts as told: they heard it too.
  */
 public final class NotLandedAnnouncements {
 

@@ -63,10 +63,6 @@ public final class TieredCacheMetrics {
 			.register(registry);
 	}
 
-	public MeterRegistry registry() {
-		return this.registry;
-	}
-
 	/** The meters of {@code cache}, the same instance however often asked for. */
 	public ForCache forCache(String cache) {
 		return this.caches.computeIfAbsent(cache, ForCache::new);
@@ -191,13 +187,9 @@ public final class TieredCacheMetrics {
 		}
 
 		public void eviction(String tier, String cause) {
-			eviction(tier, cause, 1);
-		}
-
-		public void eviction(String tier, String cause, long count) {
 			TieredCacheMetrics.this.registry
 				.counter("tiered.cache.evictions", "cache", this.cache, "tier", tier, "cause", cause)
-				.increment(count);
+				.increment();
 		}
 
 		public void error(String operation) {

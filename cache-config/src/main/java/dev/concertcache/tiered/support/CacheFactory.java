@@ -193,9 +193,7 @@ final class CacheFactory {
 		return new DefaultTieredCache<>(name, keyType, valueType, spec,
 				new DefaultTieredCache.Collaborators<>(local, protocol,
 						new CacheEvictions(name, local, redis, InvalidationStream.of(redis, this.streamMaxLength),
-								codec.shape(), this.redisSettings, generations, this.pending,
-								forCache),
-						generations,
+								codec.shape(), this.redisSettings, generations, forCache),
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
 						this.ticker, this.watermark, this.feed, this.pending, forCache));
 	}

@@ -29,7 +29,6 @@ import dev.concertcache.tiered.local.L1Entry;
 import dev.concertcache.tiered.local.Loads;
 import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
-import dev.concertcache.tiered.redis.Generations;
 import dev.concertcache.tiered.redis.RedisLoadProtocol;
 import dev.concertcache.tiered.redis.RedisRead;
 import dev.concertcache.tiered.redis.RedisUnavailableException;
@@ -63,8 +62,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	private final LocalTier<V> local;
 
 	private final RedisLoadProtocol<V> redis;
-
-	private final Generations generations;
 
 	private final StaleIfError<V> staleIfError;
 
@@ -121,7 +118,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		this.keys = CacheKeyEncoder.of(name, keyType);
 		this.local = collaborators.local();
 		this.redis = collaborators.redis();
-		this.generations = collaborators.generations();
 		this.staleIfError = collaborators.staleIfError();
 		this.loaderGuard = collaborators.loaderGuard();
 		this.ticker = collaborators.ticker();
@@ -386,11 +382,10 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	}
 
 	/**
-	 * What a cache is built from: its tiers, its generation, its fallback and guard, and what the manager's caches
+	 * What a cache is built from: its tiers, its evictions, its fallback and guard, and what the manager's caches
 	 * share (clocks, pending evictions, meters).
 	 */
 	record Collaborators<V>(LocalTier<V> local, RedisLoadProtocol<V> redis, CacheEvictions evictions,
-			Generations generations,
 			StaleIfError<V> staleIfError, LoaderGuard loaderGuard, Ticker ticker, InvalidationWatermark watermark,
 			ChangeFeedWatermark feed, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
 	}
