@@ -17,11 +17,7 @@ public class CaptureProperties {
 	 */
 	public static final Duration DEFAULT_LEASE_TTL = Duration.ofMillis(500);
 
-	/**
-	 * Default of {@code concert-cache.capture.reconnect.initial-backoff}: a quarter of the default {@code max-lag}, so
-	 * that when the database dies the reader's refused connect tells the caches so (ADR 0030) before the gate sends
-	 * reads past the tiers.
-	 */
+	/** Default of {@code concert-cache.capture.reconnect.initial-backoff}: a killed database is found within it. */
 	public static final Duration DEFAULT_INITIAL_BACKOFF = Duration.ofMillis(50);
 
 	/**
@@ -41,16 +37,12 @@ public class CaptureProperties {
 	public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
 	/**
-	 * Default of {@code concert-cache.capture.progress.interval}. An instance can prove only that a confirmation was
-	 * appended after its previous read of the stream was sent, so the one it last heard is two to three intervals old:
-	 * 25 ms leaves over 100 ms of the default {@code max-lag} for a slow probe or landing.
+	 * Default of {@code concert-cache.capture.progress.interval}: the confirmation an instance last heard is two to
+	 * three intervals old (ADR 0037), which leaves over 100 ms of {@code max-lag} for a slow probe or landing.
 	 */
 	public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofMillis(25);
 
-	/**
-	 * Default of {@code concert-cache.capture.progress.max-lag}: a change by another application is served from no
-	 * tier more than this plus a read's time after its commit, whatever stalls (ADR 0037).
-	 */
+	/** Default of {@code concert-cache.capture.progress.max-lag}: how late a change may show whatever stalls. */
 	public static final Duration DEFAULT_MAX_LAG = Duration.ofMillis(200);
 
 	/** Default of {@code concert-cache.capture.max-keys-per-transaction}. */
