@@ -60,7 +60,7 @@ public final class CacheEvictions {
 	 */
 	public boolean evictNow(String key) {
 		try {
-			evictInRedis(key, () -> this.settings.pending().add(this.name, key));
+			evictInRedis(key, () -> this.settings.gate().pending().add(this.name, key));
 			return true;
 		}
 		catch (RedisUnavailableException ex) {
@@ -74,7 +74,7 @@ public final class CacheEvictions {
 	 */
 	public boolean evictAllNow() {
 		try {
-			evictAllInRedis(() -> this.settings.pending().add(this.name, PendingEvictions.ALL));
+			evictAllInRedis(() -> this.settings.gate().pending().add(this.name, PendingEvictions.ALL));
 			return true;
 		}
 		catch (RedisUnavailableException ex) {
@@ -130,7 +130,7 @@ public final class CacheEvictions {
 		if (generation == InvalidationStream.NOT_LANDED) {
 			// Redis still holds what the writer's eviction replaced: pending here too (before L1 is cleared, as for
 			// this instance's own), so that reads go to the loader and the retry lands it once Redis is back.
-			this.settings.pending().add(this.name, key);
+			this.settings.gate().pending().add(this.name, key);
 			this.notLanded.heard(key);
 			if (PendingEvictions.ALL.equals(key)) {
 				this.local.invalidateAll("remote");

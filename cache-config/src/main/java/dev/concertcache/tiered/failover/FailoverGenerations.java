@@ -16,9 +16,8 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.eviction.CacheEvictions;
-import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.PendingEvictions;
-import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.log.InvalidationListener;
 import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.redis.RedisTier;
@@ -39,11 +38,7 @@ public final class FailoverGenerations {
 
 	private final InvalidationStream stream;
 
-	private final PendingEvictions pending;
-
-	private final ChangeFeedWatermark feed;
-
-	private final ServerConfirmation server;
+	private final FreshnessGate gate;
 
 	private final Supplier<@Nullable InvalidationListener> listener;
 
@@ -65,15 +60,12 @@ public final class FailoverGenerations {
 	private volatile @Nullable ExecutorService moves;
 
 	public FailoverGenerations(Supplier<? extends Collection<CacheEvictions>> caches, RedisTier redis,
-			InvalidationStream stream, PendingEvictions pending,
-			ChangeFeedWatermark feed, ServerConfirmation server, Supplier<@Nullable InvalidationListener> listener,
+			InvalidationStream stream, FreshnessGate gate, Supplier<@Nullable InvalidationListener> listener,
 			String instanceId, Clock clock) {
 		this.caches = caches;
 		this.redis = redis;
 		this.stream = stream;
-		this.pending = pending;
-		this.feed = feed;
-		this.server = server;
+		this.gate = gate;
 		this.listener = listener;
 		this.instanceId = instanceId;
 		this.clock = clock;
@@ -93,7 +85,7 @@ public final class FailoverGenerations {
 		this.moves = moves;
 		int streamSlot = SlotHash.getSlot(this.stream.name());
 		ClusterFailovers failovers = new ClusterFailovers(cluster, (epoch, slots) -> {
-			long seen = this.server.disconnected();
+			long seen = this.gate.server().disconnected();
 			boolean streamMoved = slots.get(streamSlot);
 			moves.execute(() -> {
 				try {
@@ -101,7 +93,7 @@ public final class FailoverGenerations {
 				}
 				finally {
 					// A cache whose move failed is pending: its reads skip Redis on their own.
-					this.server.confirmed(seen);
+					this.gate.server().confirmed(seen);
 				}
 			});
 		});
@@ -165,7 +157,7 @@ public final class FailoverGenerations {
 		streamServerChanged("another Redis server (run_id " + runId + ")");
 		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
 		moveEveryGeneration((cache) -> announced(cache, (now) -> this.redis.evictAllForNewPrimary(cache, runId, now), null),
-				!this.feed.isFollowed());
+				!this.gate.followsFeed());
 	}
 
 	/**
@@ -175,7 +167,7 @@ public final class FailoverGenerations {
 	 * checkpoint the server kept, which its lost announcements were (ADR 0037).
 	 */
 	public void streamServerChanged(String reason) {
-		if (this.feed.isFollowed()) {
+		if (this.gate.followsFeed()) {
 			logger.info("Keeping L1 until the change feed confirms again: " + reason);
 		}
 		else {
@@ -218,11 +210,11 @@ public final class FailoverGenerations {
 			}
 			catch (RuntimeException ex) {
 				if (clearL1) {
-					this.pending.add(cache.name(), PendingEvictions.ALL);
+					this.gate.pending().add(cache.name(), PendingEvictions.ALL);
 					cache.flush();
 				}
 				else {
-					this.pending.add(cache.name(), PendingEvictions.GENERATION);
+					this.gate.pending().add(cache.name(), PendingEvictions.GENERATION);
 				}
 			}
 		}

@@ -23,9 +23,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 import dev.concertcache.tiered.TieredCache.Lookup;
-import dev.concertcache.tiered.gate.ChangeFeedWatermark;
-import dev.concertcache.tiered.gate.InvalidationWatermark;
-import dev.concertcache.tiered.gate.PendingEvictions;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
@@ -52,9 +50,8 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 
 	/** Mode TIERED: values in Caffeine, fresh for the L1 time to live, kept longer only to be served stale. */
 	public static <V> LocalTier<V> caffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics,
-			long maximumSize, Ticker ticker, InvalidationWatermark watermark, ChangeFeedWatermark feed,
-			PendingEvictions pending, Executor refresher) {
-		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, watermark, feed, pending, refresher);
+			long maximumSize, Ticker ticker, FreshnessGate gate, Executor refresher) {
+		return new InCaffeine<>(cache, lockTtl, metrics, maximumSize, ticker, gate, refresher);
 	}
 
 	/** Mode REDIS: nothing kept, concurrent reads of one key share one trip to Redis (and the loader). */
@@ -196,22 +193,15 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 
 		private final Ticker ticker;
 
-		private final InvalidationWatermark watermark;
-
-		private final ChangeFeedWatermark feed;
-
-		private final PendingEvictions pending;
+		private final FreshnessGate gate;
 
 		private final Executor refresher;
 
 		private InCaffeine(String cache, Duration lockTtl, TieredCacheMetrics.ForCache metrics, long maximumSize,
-				Ticker ticker, InvalidationWatermark watermark, ChangeFeedWatermark feed, PendingEvictions pending,
-				Executor refresher) {
+				Ticker ticker, FreshnessGate gate, Executor refresher) {
 			super(cache, lockTtl, metrics);
 			this.ticker = ticker;
-			this.watermark = watermark;
-			this.feed = feed;
-			this.pending = pending;
+			this.gate = gate;
 			this.refresher = refresher;
 			this.l1 = Caffeine.newBuilder()
 				.maximumSize(maximumSize)
@@ -248,11 +238,7 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 				}
 				L1Entry<V> entry = found.join();
 				long now = this.ticker.read();
-				// Not while an eviction of the key is pending (Redis down where it lives): a later write of it may
-				// not be announced until that one lands (ADR 0035, rule 2), so each read goes to the loader. Not for
-				// a whole cache's: every read of it would. Not while the change feed is behind (ADR 0037).
-				if (entry.isFreshAt(now) && this.watermark.covers(entry.readAt) && this.feed.covers(entry.databaseReadAt)
-						&& !this.pending.coversKey(this.cache, key)) {
+				if (entry.isFreshAt(now) && this.gate.servesFromL1(this.cache, key, entry.readAt, entry.databaseReadAt)) {
 					this.metrics.l1Hit.increment();
 					if (entry.claimRefreshAt(now)) {
 						refreshAhead(key, found, entry, loader, loads);

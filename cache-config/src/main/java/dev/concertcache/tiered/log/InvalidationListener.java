@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.util.backoff.BackOffExecution;
 import org.springframework.util.backoff.ExponentialBackOff;
 
-import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
@@ -74,7 +74,7 @@ public final class InvalidationListener implements Runnable {
 
 	private final InvalidationWatermark watermark;
 
-	private final ChangeFeedWatermark feed;
+	private final FreshnessGate gate;
 
 	/**
 	 * When the last read that did not come back full was sent (watermark clock): every message of a later read was
@@ -121,8 +121,7 @@ public final class InvalidationListener implements Runnable {
 
 	public InvalidationListener(AbstractRedisClient client, String stream, Duration blockTimeout, String clientName,
 			Consumer<Map<String, String>> messages, Consumer<String> flush, Consumer<String> newServer,
-			TieredCacheMetrics metrics, InvalidationWatermark watermark, ChangeFeedWatermark feed,
-			@Nullable ServerConfirmation server) {
+			TieredCacheMetrics metrics, FreshnessGate gate, boolean confirmsServer) {
 		this.client = client;
 		this.stream = stream;
 		this.blockTimeout = blockTimeout;
@@ -130,10 +129,10 @@ public final class InvalidationListener implements Runnable {
 		this.messages = messages;
 		this.flush = flush;
 		this.metrics = metrics;
-		this.watermark = watermark;
-		this.feed = feed;
-		this.server = server;
-		this.position = new StreamPosition(stream, flush, newServer, watermark);
+		this.watermark = gate.heard();
+		this.gate = gate;
+		this.server = confirmsServer ? gate.server() : null;
+		this.position = new StreamPosition(stream, flush, newServer, this.watermark);
 	}
 
 	public synchronized void start() {
@@ -318,14 +317,14 @@ public final class InvalidationListener implements Runnable {
 	private void feedCaughtUp(String lag, @Nullable String position) {
 		if (position != null && !position.isEmpty()) {
 			// Read after every invalidation before it: this instance's tiers hold nothing older.
-			this.feed.position().heard(position);
+			this.gate.feedPosition().heard(position);
 		}
 		long previous = this.previousRead;
 		if (previous == InvalidationWatermark.NEVER) {
 			return;
 		}
 		try {
-			this.feed.confirmedUntil(previous - Long.parseLong(lag));
+			this.gate.feedConfirmedUntil(previous - Long.parseLong(lag));
 		}
 		catch (NumberFormatException ex) {
 			logger.warn("Ignoring a change feed confirmation with lag '" + lag + "'");

@@ -19,8 +19,7 @@ import dev.concertcache.tiered.format.JsonValueCodec.Stored;
 import dev.concertcache.tiered.format.JsonValueCodec.UnreadableValueException;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.format.StoredDigest;
-import dev.concertcache.tiered.gate.PendingEvictions;
-import dev.concertcache.tiered.gate.ServerConfirmation;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.local.L1Entry;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
@@ -92,13 +91,8 @@ public final class RedisLoadProtocol<V> {
 	/** @param maxReadAge see {@link RedisTier#getOrLock}; negative for any */
 	private RedisRead<V> read(String key, @Nullable L1Entry<V> previous, long maxReadAge, LongAdder hits,
 			LongAdder misses) {
-		if (this.settings.pending().covers(this.cache, key)) {
-			// Redis still holds what this instance's own write replaced: the writer must not read it back.
-			return RedisRead.unavailable();
-		}
-		long stamp = this.settings.server().stamp();
+		long stamp = this.settings.gate().redisStamp(this.cache, key);
 		if (stamp < 0) {
-			// A connection dropped and may be back on a promoted replica that lacks the last tombstones.
 			return RedisRead.unavailable();
 		}
 		try {
@@ -112,7 +106,7 @@ public final class RedisLoadProtocol<V> {
 			}
 			String raw = this.redis.get(this.cache, valueKey);
 			if (raw != null && !JsonValueCodec.isTombstone(raw)) {
-				if (!this.settings.server().holds(stamp)) {
+				if (!this.settings.gate().redisHolds(stamp)) {
 					return RedisRead.unavailable();
 				}
 				StoredDigest digest = StoredDigest.of(raw);
@@ -150,7 +144,7 @@ public final class RedisLoadProtocol<V> {
 	 * value when a read did not ask Redis (the change feed behind); unavailable where {@link #read} would be.
 	 */
 	public RedisRead<V> lastKnown(String key) {
-		if (this.settings.pending().covers(this.cache, key) || this.settings.server().stamp() < 0) {
+		if (this.settings.gate().redisStamp(this.cache, key) < 0) {
 			return RedisRead.unavailable();
 		}
 		try {
@@ -172,7 +166,7 @@ public final class RedisLoadProtocol<V> {
 	 * @throws RedisUnavailableException if Redis cannot be used
 	 */
 	public List<RedisRead.@Nullable Hit<V>> readFresh(List<String> keys) {
-		long stamp = this.settings.server().stamp();
+		long stamp = this.settings.gate().server().stamp();
 		if (stamp < 0) {
 			throw new RedisUnavailableException(new IllegalStateException("The Redis server is not confirmed yet"));
 		}
@@ -182,7 +176,7 @@ public final class RedisLoadProtocol<V> {
 			valueKeys.add(this.redis.valueKey(this.cache, generation, this.codec.shape(), key));
 		}
 		List<String> raws = this.redis.multiGet(this.cache, valueKeys);
-		if (!this.settings.server().holds(stamp)) {
+		if (!this.settings.gate().redisHolds(stamp)) {
 			throw new RedisUnavailableException(new IllegalStateException("A Redis connection dropped during the fill"));
 		}
 		long now = this.settings.clock().millis();
@@ -190,7 +184,7 @@ public final class RedisLoadProtocol<V> {
 		for (int i = 0; i < keys.size(); i++) {
 			String raw = raws.get(i);
 			Stored<V> stored = (raw != null && !JsonValueCodec.isTombstone(raw)
-					&& !this.settings.pending().covers(this.cache, keys.get(i))) ? decode(raw) : null;
+					&& this.settings.gate().redisStamp(this.cache, keys.get(i)) >= 0) ? decode(raw) : null;
 			hits.add((stored != null && stored.isFreshAt(now))
 					? new RedisRead.Hit<>(stored.value(), StoredDigest.of(raw)) : null);
 		}
@@ -253,7 +247,7 @@ public final class RedisLoadProtocol<V> {
 	private @Nullable RedisRead<V> outcome(LockAttempt attempt, String valueKey, String lockKey, long stamp,
 			String token) {
 		if (attempt instanceof LockAttempt.Hit hit) {
-			if (!this.settings.server().holds(stamp)) {
+			if (!this.settings.gate().redisHolds(stamp)) {
 				return RedisRead.unavailable();
 			}
 			Stored<V> stored = decode(hit.raw());
@@ -360,10 +354,10 @@ public final class RedisLoadProtocol<V> {
 	}
 
 	/**
-	 * What every cache of a manager shares: its clocks, its pending evictions, whether its standalone server is
-	 * confirmed, its identity in invalidation messages and the load lock's timing.
+	 * What every cache of a manager shares: its clocks, its freshness gate, its identity in invalidation messages and
+	 * the load lock's timing.
 	 */
-	public record Settings(Ticker ticker, Clock clock, PendingEvictions pending, ServerConfirmation server, String instanceId,
+	public record Settings(Ticker ticker, Clock clock, FreshnessGate gate, String instanceId,
 			Duration lockTtl, Duration lockPollInterval, Duration tombstoneTtl, Duration maxSilence) {
 	}
 

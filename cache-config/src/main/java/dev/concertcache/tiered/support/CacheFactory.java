@@ -27,10 +27,7 @@ import dev.concertcache.tiered.TieredCacheMode;
 import dev.concertcache.tiered.TieredCacheWarmup;
 import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.format.JsonValueCodec;
-import dev.concertcache.tiered.gate.ChangeFeedWatermark;
-import dev.concertcache.tiered.gate.InvalidationWatermark;
-import dev.concertcache.tiered.gate.PendingEvictions;
-import dev.concertcache.tiered.gate.ServerConfirmation;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.loader.LoaderReachability;
 import dev.concertcache.tiered.local.LocalTier;
@@ -77,11 +74,7 @@ final class CacheFactory {
 
 	private final JsonMapper jsonMapper;
 
-	private final InvalidationWatermark watermark;
-
-	private final ChangeFeedWatermark feed;
-
-	private final PendingEvictions pending;
+	private final FreshnessGate gate;
 
 	private final RedisLoadProtocol.Settings redisSettings;
 
@@ -105,8 +98,7 @@ final class CacheFactory {
 	private final @Nullable ExecutorService ownRefresher;
 
 	CacheFactory(TieredCacheManagerBuilder builder, CircuitBreakerRegistry breakers, RedisTier redis,
-			TieredCacheMetrics metrics, Clock clock, String instanceId, InvalidationWatermark watermark,
-			ChangeFeedWatermark feed, PendingEvictions pending, ServerConfirmation server) {
+			TieredCacheMetrics metrics, Clock clock, String instanceId, FreshnessGate gate) {
 		this.mode = builder.mode;
 		this.defaults = builder.defaults.validate("tiered-cache.defaults");
 		Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
@@ -121,16 +113,14 @@ final class CacheFactory {
 		this.ticker = (builder.ticker != null) ? builder.ticker : Ticker.systemTicker();
 		this.clock = clock;
 		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
-		this.watermark = watermark;
-		this.feed = feed;
-		this.pending = pending;
+		this.gate = gate;
 		this.breakers = breakers;
 		this.bulkheads = builder.bulkheadRegistry();
 		this.loaderReachability = builder.loaderReachability;
 		this.ownRefresher = (builder.refresher != null) ? null : refresher();
 		this.refresher = (builder.refresher != null) ? builder.refresher : this.ownRefresher;
 		this.warmups = new Warmups(redis, instanceId);
-		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, clock, pending, server, instanceId,
+		this.redisSettings = new RedisLoadProtocol.Settings(this.ticker, clock, gate, instanceId,
 				builder.lockTtl, builder.lockPollInterval, builder.tombstoneTtl, builder.maxSilence);
 	}
 
@@ -183,10 +173,10 @@ final class CacheFactory {
 		JsonValueCodec<V> codec = new JsonValueCodec<>(this.jsonMapper, valueType);
 		Duration lockTtl = this.redisSettings.lockTtl();
 		LocalTier<V> local = (this.mode == TieredCacheMode.TIERED)
-				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.watermark,
-						this.feed, this.pending, this.refresher)
+				? LocalTier.caffeine(name, lockTtl, forCache, spec.l1MaximumSize(), this.ticker, this.gate,
+						this.refresher)
 				: LocalTier.inFlightOnly(name, lockTtl, forCache);
-		Generations generations = new Generations(name, redis, this.clock, this.watermark,
+		Generations generations = new Generations(name, redis, this.clock, this.gate.heard(),
 				() -> local.invalidateAll("generation"));
 		RedisLoadProtocol<V> protocol = new RedisLoadProtocol<>(name, redis, codec, generations, spec,
 				this.redisSettings, forCache);
@@ -195,7 +185,7 @@ final class CacheFactory {
 						new CacheEvictions(name, local, redis, InvalidationStream.of(redis, this.streamMaxLength),
 								codec.shape(), this.redisSettings, generations, forCache),
 						new StaleIfError<>(spec, this.ticker, this.clock, protocol::decode), loaderGuard(name),
-						this.ticker, this.watermark, this.feed, this.pending, forCache));
+						this.ticker, this.gate, forCache));
 	}
 
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */

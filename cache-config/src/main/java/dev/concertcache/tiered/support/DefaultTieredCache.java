@@ -18,7 +18,7 @@ import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.format.CacheKeyEncoder;
 import dev.concertcache.tiered.format.StoredDigest;
-import dev.concertcache.tiered.gate.ChangeFeedWatermark;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.hotset.HotSetMember;
@@ -71,11 +71,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 
 	private final Ticker ticker;
 
-	private final InvalidationWatermark watermark;
-
-	private final ChangeFeedWatermark feed;
-
-	private final PendingEvictions pending;
+	private final FreshnessGate gate;
 
 	private final TieredCacheMetrics.ForCache metrics;
 
@@ -121,9 +117,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		this.staleIfError = collaborators.staleIfError();
 		this.loaderGuard = collaborators.loaderGuard();
 		this.ticker = collaborators.ticker();
-		this.watermark = collaborators.watermark();
-		this.feed = collaborators.feed();
-		this.pending = collaborators.pending();
+		this.gate = collaborators.gate();
 		this.metrics = collaborators.metrics();
 		this.evictions = collaborators.evictions();
 	}
@@ -172,7 +166,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		String encoded = this.keys.encode(key);
 		try {
 			// Pending as evict's would be: this instance must not read Redis' old value back until it lands.
-			this.evictions.evictInRedis(encoded, () -> this.pending.add(this.name, encoded));
+			this.evictions.evictInRedis(encoded, () -> this.gate.pending().add(this.name, encoded));
 		}
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
@@ -182,7 +176,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	@Override
 	public void invalidateAll() {
 		try {
-			this.evictions.evictAllInRedis(() -> this.pending.add(this.name, PendingEvictions.ALL));
+			this.evictions.evictAllInRedis(() -> this.gate.pending().add(this.name, PendingEvictions.ALL));
 		}
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
@@ -230,7 +224,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		if (reservedKeys.isEmpty()) {
 			return 0;
 		}
-		long readAt = this.watermark.now();
+		long readAt = this.gate.now();
 		List<RedisRead.@Nullable Hit<V>> hits;
 		try {
 			hits = this.redis.readFresh(reservedKeys);
@@ -259,8 +253,8 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 			boolean refresh) {
 		long started = this.ticker.read();
 		// Before the read: an invalidation heard after this instant may postdate the value read.
-		long readAt = this.watermark.now();
-		boolean behindTheFeed = !this.feed.coversRedis();
+		long readAt = this.gate.now();
+		boolean behindTheFeed = !this.gate.trustsRedis();
 		if (behindTheFeed) {
 			this.metrics.feedBehind.increment();
 		}
@@ -271,7 +265,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		RedisRead<V> read = !behindTheFeed
 				? ((refresh && staleInL1 != null) ? this.redis.refresh(key, staleInL1) : this.redis.read(key, staleInL1))
 				: (this.loaderGuard.lastUnreachable() != null) ? RedisRead.unavailable()
-						: this.redis.readBehindTheFeed(key, this.feed.maxLag());
+						: this.redis.readBehindTheFeed(key, this.gate.feedMaxLag());
 		if (read instanceof RedisRead.Hit<V> hit) {
 			return fresh(hit.value(), Source.L2, readAt, databaseReadAt(hit, readAt), hit.digest());
 		}
@@ -313,11 +307,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 			return null;
 		}
 		boolean unreachable = LoaderFailures.isUnreachable(failure);
-		RedisRead<V> inRedis = (askRedis && unreachable && read == RedisRead.<V>unavailable() && !this.feed.coversRedis())
+		RedisRead<V> inRedis = (askRedis && unreachable && read == RedisRead.<V>unavailable() && !this.gate.trustsRedis())
 				? this.redis.lastKnown(key) : read;
 		L1Entry<V> inL1 = (staleInL1 != null && (unreachable || isVouchedFor(key, staleInL1))) ? staleInL1 : null;
 		L1Entry<V> served = this.staleIfError.fallback(inRedis, inL1);
-		if (served == null && unreachable && !this.pending.coversKey(this.name, key)) {
+		if (served == null && unreachable && !this.gate.pending().coversKey(this.name, key)) {
 			// What is still within its time to live is served even by a cache that serves nothing past it.
 			served = this.staleIfError.withinTimeToLive(inRedis, inL1);
 		}
@@ -329,8 +323,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	 * what this instance has heard invalidations and the feed's confirmations up to, and no eviction of it is pending.
 	 */
 	private boolean isVouchedFor(String key, L1Entry<V> entry) {
-		return this.watermark.covers(entry.readAt) && this.feed.covers(entry.databaseReadAt)
-				&& !this.pending.coversKey(this.name, key);
+		return this.gate.servesFromL1(this.name, key, entry.readAt, entry.databaseReadAt);
 	}
 
 	/**
@@ -383,11 +376,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 
 	/**
 	 * What a cache is built from: its tiers, its evictions, its fallback and guard, and what the manager's caches
-	 * share (clocks, pending evictions, meters).
+	 * share (the ticker, the freshness gate, meters).
 	 */
 	record Collaborators<V>(LocalTier<V> local, RedisLoadProtocol<V> redis, CacheEvictions evictions,
-			StaleIfError<V> staleIfError, LoaderGuard loaderGuard, Ticker ticker, InvalidationWatermark watermark,
-			ChangeFeedWatermark feed, PendingEvictions pending, TieredCacheMetrics.ForCache metrics) {
+			StaleIfError<V> staleIfError, LoaderGuard loaderGuard, Ticker ticker, FreshnessGate gate,
+			TieredCacheMetrics.ForCache metrics) {
 	}
 
 }

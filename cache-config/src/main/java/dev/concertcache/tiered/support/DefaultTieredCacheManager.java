@@ -39,8 +39,7 @@ import dev.concertcache.tiered.TieredCacheWarmup;
 import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.eviction.PendingEvictionRetry;
 import dev.concertcache.tiered.failover.FailoverGenerations;
-import dev.concertcache.tiered.gate.ChangeFeedWatermark;
-import dev.concertcache.tiered.gate.InvalidationWatermark;
+import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.hotset.HotSetExchange;
@@ -80,8 +79,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final InvalidationStream stream;
 
-	private final PendingEvictions pending;
-
 	private final TieredCacheMetrics metrics;
 
 	private final Clock clock;
@@ -90,13 +87,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	private final Duration blockTimeout;
 
-	private final InvalidationWatermark watermark;
-
-	/** How far the external change feed, if one is followed, has invalidated both tiers (ADR 0037). */
-	private final ChangeFeedWatermark feed;
-
-	/** Whether the standalone server is the one generations were read from, after any connection dropped. */
-	private final ServerConfirmation server = new ServerConfirmation();
+	private final FreshnessGate gate;
 
 	private final ConcurrentMap<String, CacheFactory.Registered<?, ?>> caches = new ConcurrentHashMap<>();
 
@@ -124,24 +115,22 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
 		this.blockTimeout = builder.blockTimeout;
 		Ticker watermarkTicker = (builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker();
-		this.watermark = new InvalidationWatermark(watermarkTicker, builder.maxSilence);
-		this.feed = (builder.changeFeedMaxLag != null) ? ChangeFeedWatermark.of(watermarkTicker, builder.changeFeedMaxLag)
-				: ChangeFeedWatermark.notFollowed();
+		this.gate = new FreshnessGate(watermarkTicker, builder.maxSilence, builder.changeFeedMaxLag,
+				builder.pendingMaximumSize);
 		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
 		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
 				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,
 				() -> DefaultTieredCacheManager.this.failovers.onMoved()); // a slot moved: topology behind a failover
 		this.stream = InvalidationStream.of(this.redis, builder.streamMaxLength);
-		this.pending = new PendingEvictions(builder.pendingMaximumSize);
-		this.metrics.pendingEvictions(this.pending::size);
+		this.metrics.pendingEvictions(this.gate.pending()::size);
 		this.factory = new CacheFactory(builder, breakers, this.redis, this.metrics, this.clock, this.instanceId,
-				this.watermark, this.feed, this.pending, this.server);
+				this.gate);
 		this.dispatch = new InvalidationDispatch(this::coreOrNull, this.instanceId, this.metrics, this.clock);
 		this.hotSet = new HotSetExchange(this.mode, builder.hotSet.validate("tiered-cache.hot-set"), this::cores,
 				this.redis, this.metrics, this.clock);
-		this.failovers = new FailoverGenerations(this::evictions, this.redis, this.stream, this.pending, this.feed,
-				this.server, () -> this.listener, this.instanceId, this.clock);
-		this.retry = new PendingEvictionRetry(this.pending, this::evictions,
+		this.failovers = new FailoverGenerations(this::evictions, this.redis, this.stream, this.gate,
+				() -> this.listener, this.instanceId, this.clock);
+		this.retry = new PendingEvictionRetry(this.gate.pending(), this::evictions,
 				(name) -> Optional.ofNullable(coreOrNull(name)).map(DefaultTieredCache::evictions).orElse(null),
 				this.failovers::retryMove, builder.retryInterval);
 	}
@@ -253,7 +242,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 					: this.failovers::afterNewPrimary;
 			this.listener = new InvalidationListener(client, this.stream.name(), this.blockTimeout,
 					"tiered-cache-invalidations-" + this.instanceId, this.dispatch::onMessage, this.failovers::flush, newServer,
-					this.metrics, this.watermark, this.feed, (client instanceof RedisClusterClient) ? null : this.server);
+					this.metrics, this.gate, !(client instanceof RedisClusterClient));
 			this.listener.start();
 		}
 		else {
@@ -292,7 +281,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	PendingEvictions pending() {
-		return this.pending;
+		return this.gate.pending();
 	}
 
 	/** The loader guard of cache {@code name}, shared by its warm-up twin; for tests. */
@@ -331,7 +320,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
 	public @Nullable Duration getInvalidationSilence() {
-		return this.watermark.silence();
+		return this.gate.silence();
 	}
 
 	/**
@@ -340,7 +329,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 * loader.
 	 */
 	public @Nullable Duration getChangeFeedSilence() {
-		return this.feed.silence();
+		return this.gate.feedSilence();
 	}
 
 	/** Appended to the stream after the feed's own invalidations, so that every instance applies those first. */
@@ -352,7 +341,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	@Override
 	public boolean awaitChangeFeed(Predicate<String> covers, Duration timeout) throws InterruptedException {
-		return this.feed.position().await(covers, timeout);
+		return this.gate.feedPosition().await(covers, timeout);
 	}
 
 	@Override
@@ -382,7 +371,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/** Whether the Redis servers behind the connections are confirmed; for tests. */
 	ServerConfirmation serverConfirmation() {
-		return this.server;
+		return this.gate.server();
 	}
 
 	/** What happens after a failover; for tests. */

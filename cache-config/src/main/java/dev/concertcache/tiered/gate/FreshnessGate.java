@@ -1,0 +1,135 @@
+package dev.concertcache.tiered.gate;
+
+import java.time.Duration;
+
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The one place that decides what this instance may serve from its tiers now (ADR 0037). Its inputs, each moved
+ * by whoever learns it:
+ * <ul>
+ * <li>{@link #heard()}: up to when the invalidation listener has read every message of the stream;</li>
+ * <li>the change feed's confirmations, if a feed is followed: up to when every change committed in the database
+ * has been invalidated in both tiers ({@link #feedConfirmedUntil}, {@link #feedPosition()});</li>
+ * <li>{@link #server()}: whether the Redis server behind the connections is known after a disconnect;</li>
+ * <li>{@link #pending()}: this instance's evictions that Redis has not taken yet.</li>
+ * </ul>
+ * An L1 entry is served while the stream was heard and the feed confirmed within their bounds since it was read, or
+ * it was read within them ({@link #servesFromL1}); Redis is read as usual only while the feed confirmed within
+ * {@code max-lag} ({@link #trustsRedis()}), and a key only while no eviction of it is pending and the server is
+ * known ({@link #redisStamp}). Times are on this instance's ticker: no instance's clock is compared with another's.
+ */
+public final class FreshnessGate {
+
+	private final InvalidationWatermark heard;
+
+	/** {@code null} when no change feed is followed: the tiers are then trusted as far as the stream allows. */
+	private final @Nullable InvalidationWatermark feedConfirmed;
+
+	private final ChangeFeedPosition feedPosition = new ChangeFeedPosition();
+
+	private final ServerConfirmation server = new ServerConfirmation();
+
+	private final PendingEvictions pending;
+
+	/**
+	 * @param maxSilence how long the stream may go unheard before L1 serves only what it read since
+	 * @param feedMaxLag how old the change feed's last confirmation may be for the tiers to be trusted, {@code null}
+	 * when no feed is followed
+	 * @param pendingMaximumSize pending evictions kept at most, past which every cache is evicted whole
+	 */
+	public FreshnessGate(Ticker ticker, Duration maxSilence, @Nullable Duration feedMaxLag, int pendingMaximumSize) {
+		this.heard = new InvalidationWatermark(ticker, maxSilence);
+		this.feedConfirmed = (feedMaxLag != null) ? new InvalidationWatermark(ticker, feedMaxLag) : null;
+		this.pending = new PendingEvictions(pendingMaximumSize);
+	}
+
+	/** Now, on the gate's ticker: what {@code readAt} times are taken with. */
+	public long now() {
+		return this.heard.now();
+	}
+
+	/** Up to when the invalidation stream has been heard; the listener moves it. */
+	public InvalidationWatermark heard() {
+		return this.heard;
+	}
+
+	public ServerConfirmation server() {
+		return this.server;
+	}
+
+	public PendingEvictions pending() {
+		return this.pending;
+	}
+
+	/**
+	 * Whether a change feed is followed: its checkpoint then tells it what a failed-over stream node lost, and it
+	 * invalidates that again, so such a failover need not clear L1.
+	 */
+	public boolean followsFeed() {
+		return this.feedConfirmed != null;
+	}
+
+	/** The feed confirmed that every change committed before {@code time} (ticker) is invalidated in both tiers. */
+	public void feedConfirmedUntil(long time) {
+		if (this.feedConfirmed != null) {
+			this.feedConfirmed.heardUntil(time);
+		}
+	}
+
+	/** The newest position the feed confirmed that this instance has heard; causal reads wait on it (ADR 0038). */
+	public ChangeFeedPosition feedPosition() {
+		return this.feedPosition;
+	}
+
+	/**
+	 * Whether an L1 entry of {@code key} of {@code cache} may be served: read at {@code readAt}, from the database at
+	 * {@code databaseReadAt} ({@link InvalidationWatermark#NEVER} if unknown), with no eviction of the key pending (a
+	 * later write of it may not be announced until that one lands, so each read goes to the loader). A whole cache's
+	 * pending eviction does not count: every read of the cache would.
+	 */
+	public boolean servesFromL1(String cache, String key, long readAt, long databaseReadAt) {
+		return this.heard.covers(readAt) && feedCovers(databaseReadAt) && !this.pending.coversKey(cache, key);
+	}
+
+	/** Whether Redis may be read as usual: every change older than {@code max-lag} is tombstoned there. */
+	public boolean trustsRedis() {
+		return this.feedConfirmed == null || this.feedConfirmed.covers(InvalidationWatermark.NEVER);
+	}
+
+	/** How old a value's database read may be for either tier to serve it while the feed is behind; zero without. */
+	public Duration feedMaxLag() {
+		return (this.feedConfirmed != null) ? this.feedConfirmed.maxSilence() : Duration.ZERO;
+	}
+
+	/**
+	 * A stamp for a read of {@code key} of {@code cache} in Redis that starts now, {@code -1} if it must not be read:
+	 * an eviction of it is pending (Redis still holds what this instance's own write replaced), or a connection
+	 * dropped and may be back on a promoted replica that lacks the last tombstones. See {@link #redisHolds}.
+	 */
+	public long redisStamp(String cache, String key) {
+		return this.pending.covers(cache, key) ? -1 : this.server.stamp();
+	}
+
+	/** Whether no connection dropped since {@code stamp} was taken, so that what the read found can be used. */
+	public boolean redisHolds(long stamp) {
+		return this.server.holds(stamp);
+	}
+
+	/** How long ago the stream was last heard, or {@code null} if never. */
+	public @Nullable Duration silence() {
+		return this.heard.silence();
+	}
+
+	/** How long ago the feed last confirmed, or {@code null} if it never has or none is followed. */
+	public @Nullable Duration feedSilence() {
+		return (this.feedConfirmed != null) ? this.feedConfirmed.silence() : null;
+	}
+
+	private boolean feedCovers(long databaseReadAt) {
+		return this.feedConfirmed == null || this.feedConfirmed.covers(InvalidationWatermark.NEVER)
+				|| (databaseReadAt != InvalidationWatermark.NEVER && this.feedConfirmed.covers(databaseReadAt));
+	}
+
+}
