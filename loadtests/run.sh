@@ -33,8 +33,9 @@ CAPTURE_ROUNDS=(capture-off-1 capture-on-1 capture-off-2 capture-on-2 capture-of
 [[ -n $settings ]] || exit 0
 eval "$settings"
 # Which primary --fault primary-kill kills: "stream", the one holding the invalidation stream (its replica may lack
-# the last announcements, so every instance flushes L1: the worst case), or "other", one without it (the
-# generations move, L1 stays; ADR 0035).
+# the last announcements: the worst case; without the binlog reader every instance flushes L1, with it L1 stays and
+# the reader lands again from its checkpoint), or "other", one without it (the generations move, L1 stays; ADR 0039,
+# "Failover rule").
 FAULT_PRIMARY=${FAULT_PRIMARY:-stream}
 [[ $FAULT_PRIMARY =~ ^(stream|other|capture)$ ]] || { echo "FAULT_PRIMARY is stream, other or capture" >&2; exit 2; }
 

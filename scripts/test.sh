@@ -97,7 +97,7 @@ tier_freshness() {
   # instances (their caches emptied between runs; reader-kill last, so that nothing waits for its killed instance to
   # start again):
   # every Redis client connection killed every 2 s for a third of the run; the binary log unreadable for the middle
-  # third (the reader stalls, ADR 0037); a rolling deploy behind nginx; the binary log's reader killed (SIGKILL)
+  # third (the reader stalls, ADR 0039); a rolling deploy behind nginx; the binary log's reader killed (SIGKILL)
   # halfway, the other instance taking its lease over. Each fails on any read older than 1 s after its write's
   # acknowledgement or a writer's own read behind its write; lags are reported, not judged: on two shared cores a
   # smoke run's p99 is the scheduler's.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a fleet run cost Redis, per node and per API instance (the figures of ADR 0035):
+"""What a fleet run cost Redis, per node and per API instance (the figures of ADR 0039):
 
     footprint.py measure RUN_DIR PORT [PORT ...]
         while the instances are still up after a run of lib/fleet.sh: CLIENT LIST, INFO, the keys by kind (SCAN)
@@ -26,7 +26,7 @@ PROJECTED_INSTANCES = (10, 50, 200)
 
 
 def kind(key):
-    """The kind of a cache key (RedisTier's layout, ADR 0035)."""
+    """The kind of a cache key (RedisTier's layout, ADR 0039, "Key layout")."""
     if key.endswith(":invalidations"):
         return "stream"
     if key.endswith("}:seq"):
@@ -38,7 +38,7 @@ def kind(key):
     if key.endswith(":shapes"):
         return "shapes"
     if re.search(r"\}:(leader|position|feed)$", key):
-        return "capture"  # the binary-log reader's lease, position (ADR 0033) and checkpoint (ADR 0037)
+        return "capture"  # the binary-log reader's lease, position (ADR 0033) and checkpoint (ADR 0039)
     if ":lock:g" in key:
         return "lock"
     match = re.search(r":v\d+:([^:]+):g\d+:", key)

@@ -12,7 +12,7 @@
 #                   through, with its load; the other takes the lease over and is measured on alone
 #   capture-stall   the binary log cannot be read for the middle third (REPLICATION SLAVE revoked from the
 #                   capture's user, its dump connections killed, then granted back): the reader stalls while
-#                   both instances serve, and plain SQL writes must be served within 1 s all the same (ADR 0037)
+#                   both instances serve, and plain SQL writes must be served within 1 s all the same (ADR 0039)
 #   rolling-deploy  each instance in turn stopped (SIGTERM: graceful shutdown) and started again on its ports,
 #                   the next once it is ready; the background load goes through nginx in front of both, as a
 #                   deploy's load balancer routes around the instance it replaces

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Does the cache work on Redis Sentinel (ADR 0035, "Sentinel")? A real check, not a load test: one primary, one
+# Does the cache work on Redis Sentinel (ADR 0039, "Redis Sentinel")? A real check, not a load test: one primary, one
 # replica and one sentinel (quorum 1) on loopback, MariaDB, two API instances (profile cache) pointed at the sentinel
 # with spring.data.redis.sentinel.*. A concert title is written through instance a and read from b (the invalidation
 # must reach b's L1 within 1 s); then the primary is killed (SIGKILL), the sentinel promotes the replica, and the same

@@ -416,7 +416,7 @@
       'capture-lag-p99': quantile(0.99, capture.buckets),
       'capture-reconnects': captured ? capture.reconnects : null,
       'capture-position-lost': captured ? capture.lost : null,
-      // Reads past both tiers while the reader had not confirmed recently (ADR 0037).
+      // Reads past both tiers while the reader had not confirmed recently (ADR 0039).
       'feed-behind-rate': captured ? rate(capture.behind) : null,
       'feed-behind': captured ? capture.behind : null,
       'caches': [...caches.values()].sort((a, b) => a.name.localeCompare(b.name)).map((c) => ({

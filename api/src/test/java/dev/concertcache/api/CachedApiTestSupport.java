@@ -62,7 +62,7 @@ public abstract class CachedApiTestSupport extends ApiTestSupport {
 	}
 
 	/**
-	 * Waits until the capture's reader has confirmed its progress recently (ADR 0037): before, an instance in mode
+	 * Waits until the capture's reader has confirmed its progress recently (ADR 0039): before, an instance in mode
 	 * {@code required} reads past both tiers, which a test that counts hits or loads would see.
 	 */
 	public static void awaitCaptureConfirmed(TieredCacheManager caches) {

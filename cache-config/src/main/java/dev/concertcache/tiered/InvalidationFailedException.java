@@ -25,7 +25,7 @@ public class InvalidationFailedException extends RuntimeException {
 
 	/**
 	 * Whether every instance was told that this invalidation has not landed: none serves the old value meanwhile,
-	 * though Redis still holds it until a retry lands (ADR 0035, ADR 0037).
+	 * though Redis still holds it until a retry lands (ADR 0039, "While a primary is down", rule 2).
 	 */
 	public boolean isEveryInstanceTold() {
 		return this.everyInstanceTold;

@@ -22,7 +22,7 @@ public interface TieredCacheManager {
 	/**
 	 * The checkpoint of an external change feed (a reader of the database's binary log): the position, in the
 	 * feed's own notation, through which its invalidations have landed, as the node of the invalidation stream holds
-	 * it (ADR 0037). A feed reads from it: a node that lost the feed's last writes (a failover with asynchronous
+	 * it (ADR 0039). A feed reads from it: a node that lost the feed's last writes (a failover with asynchronous
 	 * replication) holds an earlier one, so what it lost is invalidated again.
 	 * @return the checkpoint, {@code null} if there is none (never set, or lost with everything the node held)
 	 * @throws RuntimeException if Redis did not answer
@@ -48,7 +48,7 @@ public interface TieredCacheManager {
 	/**
 	 * Tells every instance that the change feed has invalidated every change committed more than {@code lag} ago,
 	 * if its checkpoint is still {@code checkpoint}; instances built to follow a feed trust neither tier while this
-	 * was last said too long ago (ADR 0037). Does nothing where no feed is followed.
+	 * was last said too long ago (ADR 0039). Does nothing where no feed is followed.
 	 * @param lag how long before now the changes the feed has invalidated were committed, at most
 	 * @param checkpoint the checkpoint the feed last read or moved, which covers every change it confirms;
 	 * {@code null} for none

@@ -22,7 +22,7 @@ import dev.concertcache.tiered.loader.LoaderReachability;
  * Reads the binary log and turns every committed change of the concert and schedule tables into the
  * invalidations a write through this service makes (ADR 0033). One instance of the fleet reads, the holder of a
  * Redis lease ({@link CaptureLease}); the others stand by. Per connection, a {@link BinlogReader} turns events into
- * changes and a {@link Lander} lands them; a {@link Confirmer} confirms what has landed (ADR 0037). Every
+ * changes and a {@link Lander} lands them; a {@link Confirmer} confirms what has landed (ADR 0039). Every
  * (re)connection starts from the checkpoint beside the invalidation stream, so a dropped connection, a Redis outage,
  * a failover or a handover to another instance replays rather than skips (at least once). A position that is missing or gone from the server costs one flush of every tier.
  */
@@ -45,7 +45,7 @@ class BinlogCapture implements SmartLifecycle {
 
 	private final ConcertCaches concertCaches;
 
-	/** Where the reader's invalidations, checkpoint and confirmations go (ADR 0037). */
+	/** Where the reader's invalidations, checkpoint and confirmations go (ADR 0039). */
 	private final TieredCacheManager cacheManager;
 
 	/** Told when the reader cannot connect: the caches' loads then try the database one at a time (ADR 0030). */
@@ -231,7 +231,7 @@ class BinlogCapture implements SmartLifecycle {
 	 * back off: from the initial wait if this connection was open, else longer than the last time.
 	 */
 	private boolean stream(Backoff reconnects) {
-		// From the checkpoint on the invalidation stream's node (ADR 0037), which a failover of that node may have moved
+		// From the checkpoint on the invalidation stream's node (ADR 0039), which a failover of that node may have moved
 		// back to before announcements it lost; they are made again.
 		String checkpoint = this.cacheManager.changeFeedCheckpoint();
 		BinlogPosition position = BinlogPosition.parse(checkpoint);

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Locale;
 
 import com.github.shyiko.mysql.binlog.network.SSLMode;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The database server whose binary log is read, over plain JDBC with the capture credentials: its settings and
@@ -133,32 +134,17 @@ class BinlogServer {
 
 	/** The server's position now: its GTID set where it has GTIDs, else its current file and offset. */
 	BinlogPosition currentPosition() throws SQLException {
-		try (Connection connection = connect()) {
-			return currentPosition(connection);
+		try (PositionProbe probe = positionProbe()) {
+			return probe.current();
 		}
 	}
 
 	/**
-	 * A connection held open to read the server's position several times a second (ADR 0037): every transaction
+	 * A connection held open to read the server's position several times a second (ADR 0039): every transaction
 	 * committed before a read is within the position it returns.
 	 */
 	PositionProbe positionProbe() {
 		return new PositionProbe();
-	}
-
-	private BinlogPosition currentPosition(Connection connection) throws SQLException {
-		try (Statement statement = connection.createStatement()) {
-			if (isMariaDb(connection)) {
-				String gtid = single(statement, "SELECT @@gtid_binlog_pos");
-				if (gtid != null && !gtid.isBlank()) {
-					return BinlogPosition.gtid(address(), gtid);
-				}
-			}
-			else if ("ON".equalsIgnoreCase(single(statement, "SELECT @@gtid_mode"))) {
-				return BinlogPosition.gtid(address(), single(statement, "SELECT @@gtid_executed").replace("\n", ""));
-			}
-			return filePosition(statement);
-		}
 	}
 
 	/**
@@ -191,8 +177,8 @@ class BinlogServer {
 
 		private Connection connection;
 
-		/** The variable that holds the GTID position: MariaDB's or MySQL's. */
-		private String gtidVariable;
+		/** The variable that holds the GTID position (MariaDB's, or MySQL's with GTIDs on); {@code null} for none. */
+		private @Nullable String gtidVariable;
 
 		/**
 		 * The server's position now, in the notation a reader starting now would use: its GTID set where it has
@@ -213,7 +199,11 @@ class BinlogServer {
 
 		/** The server's GTID position; blank where it has none. */
 		private String gtid() throws SQLException {
-			try (Statement statement = open().createStatement();
+			Connection connection = open();
+			if (this.gtidVariable == null) {
+				return "";
+			}
+			try (Statement statement = connection.createStatement();
 					ResultSet rs = statement.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + this.gtidVariable + "'")) {
 				String gtid = rs.next() ? rs.getString(2) : null;
 				return (gtid != null) ? gtid.replace("\n", "") : "";
@@ -237,7 +227,8 @@ class BinlogServer {
 		private Connection open() throws SQLException {
 			if (this.connection == null) {
 				this.connection = connect();
-				this.gtidVariable = isMariaDb(this.connection) ? "gtid_binlog_pos" : "gtid_executed";
+				this.gtidVariable = isMariaDb(this.connection) ? "gtid_binlog_pos"
+						: "ON".equalsIgnoreCase(variable(this.connection, "gtid_mode")) ? "gtid_executed" : null;
 			}
 			return this.connection;
 		}
@@ -289,6 +280,13 @@ class BinlogServer {
 	private static boolean isMariaDb(Connection connection) throws SQLException {
 		try (Statement statement = connection.createStatement()) {
 			return single(statement, "SELECT VERSION()").toLowerCase(Locale.ROOT).contains("mariadb");
+		}
+	}
+
+	private static @Nullable String variable(Connection connection, String name) throws SQLException {
+		try (Statement statement = connection.createStatement();
+				ResultSet rs = statement.executeQuery("SHOW GLOBAL VARIABLES LIKE '" + name + "'")) {
+			return rs.next() ? rs.getString(2) : null;
 		}
 	}
 

@@ -94,7 +94,7 @@ class CaptureConfiguration {
 	}
 
 	/**
-	 * In mode {@code required}, every instance's tiers go by the reader's confirmations (ADR 0037): a change another
+	 * In mode {@code required}, every instance's tiers go by the reader's confirmations (ADR 0039): a change another
 	 * application committed is never served from a tier longer than {@code progress.max-lag} after the reader
 	 * last confirmed. In mode {@code optional} the service may run without a reader, so nothing waits for one. In
 	 * either mode, a reader that cannot connect tells the caches' loads that the database is out of reach.

@@ -9,7 +9,7 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * The Redis lease that makes one instance the fleet's reader of the binary log. Where reading starts is not the
- * lease's: it is the change feed's checkpoint (ADR 0037), moved by compare-and-set, so that a reader that lost the
+ * lease's: it is the change feed's checkpoint (ADR 0039), moved by compare-and-set, so that a reader that lost the
  * lease (paused, partitioned) cannot move it back or past what the new holder did. A lease that lapsed while its
  * holder could not reach Redis, and that nobody took meanwhile, is taken back by its holder's next renewal: a
  * reader that kept reading through a Redis outage goes on without a replay. Redis errors propagate.

@@ -38,7 +38,7 @@ public class CaptureProperties {
 
 	/**
 	 * Default of {@code concert-cache.capture.progress.interval}: the confirmation an instance last heard is two to
-	 * three intervals old (ADR 0037), which leaves over 100 ms of {@code max-lag} for a slow probe or landing.
+	 * three intervals old (ADR 0039), which leaves over 100 ms of {@code max-lag} for a slow probe or landing.
 	 */
 	public static final Duration DEFAULT_PROGRESS_INTERVAL = Duration.ofMillis(25);
 
@@ -256,7 +256,7 @@ public class CaptureProperties {
 	}
 
 	/**
-	 * The reader's confirmations (ADR 0037): every interval it reads the server's binary log position and, once it
+	 * The reader's confirmations (ADR 0039): every interval it reads the server's binary log position and, once it
 	 * has invalidated every change up to a position read earlier, tells every instance how long ago that was.
 	 */
 	public static class Progress {

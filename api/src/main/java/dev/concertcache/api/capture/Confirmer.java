@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * While this instance reads, reads the server's binlog position every progress interval and confirms to every
- * instance how long ago the newest position the lander has reached was read (ADR 0037): every transaction
+ * instance how long ago the newest position the lander has reached was read (ADR 0039): every transaction
  * committed before that read is within the position, so its invalidations have landed. The position is read
  * before it is compared, so that an idle server's is confirmed at once. Runs on a thread of its own: a slow
  * database must not hold back the landings or the lease.

@@ -22,7 +22,7 @@ import dev.concertcache.tiered.TieredCacheManager;
  * invalidation is sent once; only those Redis refused are sent again, each after its own backoff
  * ({@link PendingInvalidations}), so a down node costs retries of its own keys, and a whole-cache invalidation
  * (DDL, a huge transaction) that landed is never repeated. Once nothing committed up to a position is pending, the
- * change feed's checkpoint moves there (ADR 0037): the one durable cursor of the binary log, from which every reader
+ * change feed's checkpoint moves there (ADR 0039): the one durable cursor of the binary log, from which every reader
  * starts; while everything pending was heard of by every instance (each reads it from the database until it
  * lands), the checkpoint moves too, so that confirmations go on. A confirmation takes the checkpoint lock that a checkpoint move holds across
  * its Redis script, and measures its lag once it has it.
@@ -64,7 +64,7 @@ final class Lander {
 	private volatile BinlogPosition landed;
 
 	/**
-	 * The checkpoint on the invalidation stream's node this reader started from or last moved (ADR 0037); guarded
+	 * The checkpoint on the invalidation stream's node this reader started from or last moved (ADR 0039); guarded
 	 * by {@link #checkpointLock}, so that a confirmation never goes by one a landing is moving.
 	 */
 	private @Nullable String checkpoint;
@@ -254,7 +254,7 @@ final class Lander {
 
 	/**
 	 * What every lander of a capture shares.
-	 * @param feed where confirmations and checkpoints go (ADR 0037)
+	 * @param feed where confirmations and checkpoints go (ADR 0039)
 	 * @param senders the threads that send one landing's invalidations side by side
 	 */
 	record Landing(StaleCaches caches, TieredCacheManager feed, CaptureMetrics metrics,

@@ -74,7 +74,7 @@ public class ConcertCaches {
 	 * Invalidates now, on every tier of every instance, what the change of these concerts makes stale, for
 	 * callers that hold a durable record of the change (a request, the binary log) and repeat it on failure, so
 	 * nothing is queued in memory. Repeating is harmless. Every one is tried even after one failed: a tombstone
-	 * Redis takes protects readers while the stream cannot announce it (ADR 0035).
+	 * Redis takes protects readers while the stream cannot announce it (ADR 0039, "While a primary is down", rule 2).
 	 * @throws InvalidationFailedException the first failure, if Redis did not take one of the invalidations
 	 */
 	public void invalidateChanged(Collection<Long> ids) {

@@ -4,7 +4,7 @@ import dev.concertcache.tiered.InvalidationFailedException;
 
 /**
  * The failures of a change's invalidations: each one runs even after another failed, and the first failure is
- * reported at the end, preferring the first of which not every instance was told (ADR 0037).
+ * reported at the end, preferring the first of which not every instance was told (ADR 0039, "The reader's checkpoint").
  */
 final class InvalidationFailures {
 

@@ -29,7 +29,7 @@ class CachedCursorPagingUnderWritesTests extends CursorPagingUnderWritesTests {
 
 	/**
 	 * The generator writes the database directly, past the cache; the paging starts once the binary log's reader has
-	 * confirmed it (until then every read goes past both tiers, ADR 0037, and this is a test of paging through them).
+	 * confirmed it (until then every read goes past both tiers, ADR 0039, and this is a test of paging through them).
 	 */
 	@Override
 	protected void generate(int concerts) {

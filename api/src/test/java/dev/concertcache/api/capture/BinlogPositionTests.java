@@ -5,7 +5,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Whether a position the capture has landed includes one the server reported (ADR 0037): the reader's
+ * Whether a position the capture has landed includes one the server reported (ADR 0039): the reader's
  * confirmations go by it.
  */
 class BinlogPositionTests {

@@ -495,7 +495,7 @@ abstract class CaptureTests extends ApiHttpTestSupport {
 		awaitCaughtUp();
 		double lost = positionLost("no-position");
 		this.capture.stop();
-		// The reader starts from the checkpoint beside the stream (ADR 0037).
+		// The reader starts from the checkpoint beside the stream (ADR 0039, "The reader's checkpoint").
 		this.redis.delete("{concert-cache:invalidations}:feed");
 		this.capture.start();
 		await().atMost(PROMPTLY).until(() -> positionLost("no-position") > lost);

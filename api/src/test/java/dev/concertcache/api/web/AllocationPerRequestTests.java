@@ -42,7 +42,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @ActiveProfiles("cache")
 // No binary-log reader: a confirmation late by more than max-lag on a busy machine sends reads past L1, and the
-// figure is the hit path's, not what a stalled reader costs (ADR 0037).
+// figure is the hit path's, not what a stalled reader costs (ADR 0039).
 @TestPropertySource(properties = { "tiered-cache.defaults.l1-ttl=5m", "concert-cache.capture.mode=off" })
 class AllocationPerRequestTests extends CachedApiTestSupport {
 

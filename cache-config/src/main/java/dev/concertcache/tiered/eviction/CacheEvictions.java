@@ -11,7 +11,7 @@ import dev.concertcache.tiered.redis.RedisTier;
 import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
- * One cache's evictions and the invalidations it hears (ADR 0013, ADR 0035): an eviction tombstones the key in
+ * One cache's evictions and the invalidations it hears (ADR 0039): an eviction tombstones the key in
  * Redis (or moves the cache's generation) and announces it, then clears L1; a message from another instance moves
  * the generation or clears the key; an eviction Redis did not take is pending until it lands.
  */
@@ -162,13 +162,13 @@ public final class CacheEvictions {
 
 	/**
 	 * Moves to a newer generation, L1 kept: this instance's own evict-all heard back from the stream (L1 was cleared
-	 * when it was made), or its own move after a failover, which makes stale what Redis holds, not L1 (ADR 0035).
+	 * when it was made), or its own move after a failover, which makes stale what Redis holds, not L1 (ADR 0039).
 	 */
 	public void advanceGeneration(long next) {
 		this.generations.advance(next);
 	}
 
-	/** Applies another instance's move after a failover: what Redis holds is stale, not L1 (ADR 0035). */
+	/** Applies another instance's move after a failover: what Redis holds is stale, not L1 (ADR 0039). */
 	public void onGenerationMoved(long generation) {
 		this.metrics.received.increment();
 		this.generations.advance(generation);

@@ -1,5 +1,5 @@
 /**
- * Evictions (ADR 0013, ADR 0014, ADR 0035): {@link dev.concertcache.tiered.eviction.CacheEvictions} evicts a key or a
+ * Evictions (ADR 0014, ADR 0039): {@link dev.concertcache.tiered.eviction.CacheEvictions} evicts a key or a
  * whole cache in Redis, announces it on the invalidation log, then clears L1, and applies what other instances
  * announce; an eviction Redis did not take stays pending, and
  * {@link dev.concertcache.tiered.eviction.PendingEvictionRetry} sends it again until it lands.

@@ -16,7 +16,7 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
 /**
- * Watches the topology of a Redis Cluster, as Lettuce refreshes it (periodic and adaptive refresh, ADR 0035), and
+ * Watches the topology of a Redis Cluster, as Lettuce refreshes it (periodic and adaptive refresh, ADR 0039), and
  * reports every change of the primary serving any slot, with a config epoch of the new topology and the slots whose
  * primary changed.
  * <p>
@@ -65,7 +65,7 @@ final class ClusterFailovers {
 
 	/**
 	 * Reads the topology now, as Lettuce's adaptive refresh would on a redirect it followed: the client follows
-	 * none (a redirected read could reach a promoted replica before {@link #beforeRouting} saw it, ADR 0035), so
+	 * none (a redirected read could reach a promoted replica before {@link #beforeRouting} saw it, ADR 0039), so
 	 * the failed command is the only sign. One refresh at a time: every command sent to the old node fails alike.
 	 */
 	void refresh() {

@@ -23,7 +23,7 @@ import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.redis.RedisTier;
 
 /**
- * What every cache does when another Redis server takes over (ADR 0035): a promoted replica may lack the last
+ * What every cache does when another Redis server takes over (ADR 0039): a promoted replica may lack the last
  * tombstones and generation moves, so each cache moves to a new generation, once per failover across the fleet, and
  * L1 is cleared where lost announcements could have reached it. On a cluster it follows {@link ClusterFailovers};
  * on a standalone or Sentinel client the invalidation listener reports a new {@code run_id}.
@@ -125,7 +125,7 @@ public final class FailoverGenerations {
 	 * it, the others adopt it). L1 stays unless the stream's own slot moved ({@code streamMoved}): every
 	 * invalidation announced before the failover reached L1 through the stream (an eviction whose tombstone did not
 	 * land is announced as such and kept pending by every instance), but a promoted replica of the stream's node may
-	 * lack its last announcements (ADR 0035), and L1 is cleared then, unless a change feed is followed
+	 * lack its last announcements (ADR 0039, "Failover rule"), and L1 is cleared then, unless a change feed is followed
 	 * ({@link #streamServerChanged}). A cache whose move Redis does not take yet is queued as an
 	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
 	 */
@@ -150,7 +150,7 @@ public final class FailoverGenerations {
 	/**
 	 * After the invalidation listener found another server behind a standalone connection ({@code run_id}
 	 * {@code runId}): a replica a Sentinel promoted may lack the last tombstones, as on a cluster, so every cache
-	 * moves to a new generation, once per primary across the fleet (ADR 0035). A Redis that restarted empty gets
+	 * moves to a new generation, once per primary across the fleet (ADR 0039). A Redis that restarted empty gets
 	 * the same: nothing is lost by it.
 	 */
 	public void afterNewPrimary(String runId) {
@@ -164,7 +164,7 @@ public final class FailoverGenerations {
 	 * Another server holds the invalidation stream, which may lack announcements this instance never read. L1 is
 	 * cleared, unless a change feed is followed: L1 is then served only as far as the feed's confirmations reach,
 	 * and the feed's next confirmation on that server comes only after it invalidated again everything past the
-	 * checkpoint the server kept, which its lost announcements were (ADR 0037).
+	 * checkpoint the server kept, which its lost announcements were (ADR 0039, "The reader's checkpoint").
 	 */
 	public void streamServerChanged(String reason) {
 		if (this.gate.followsFeed()) {

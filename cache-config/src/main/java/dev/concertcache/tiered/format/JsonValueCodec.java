@@ -22,7 +22,7 @@ import tools.jackson.databind.json.JsonMapper;
  * (written before it existed) is fresh for as long as Redis keeps it. {@code r}, right after it for the same
  * reason, is when the load that wrote the value began, on the Redis server's clock (when its lock step ran): while
  * the change feed is behind, a value is trusted only within the feed's max-lag of that time by the same clock
- * (ADR 0037); an entry without it (its load's start unknown) is not trusted then. {@code s} is the {@link ValueShape} of the
+ * (ADR 0039); an entry without it (its load's start unknown) is not trusted then. {@code s} is the {@link ValueShape} of the
  * value type: an entry of another shape (or of none) is unreadable, never decoded into an object whose renamed or
  * added properties read as {@code null}. The keys carry the shape too, so versions of different shapes never
  * meet on one key (ADR 0012); the check here guards what the keys cannot (a value written by other code).

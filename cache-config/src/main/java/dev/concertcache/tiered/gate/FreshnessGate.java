@@ -6,7 +6,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one place that decides what this instance may serve from its tiers now (ADR 0037). Its inputs, each moved
+ * The one place that decides what this instance may serve from its tiers now (ADR 0039). Its inputs, each moved
  * by whoever learns it:
  * <ul>
  * <li>{@link #heard()}: up to when the invalidation listener has read every message of the stream;</li>

@@ -6,7 +6,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Up to when this instance has heard every invalidation, and so how far its L1 can be trusted (ADR 0013).
+ * Up to when this instance has heard every invalidation, and so how far its L1 can be trusted (ADR 0039, "The gate").
  * <p>
  * A writer publishes its invalidation before it acknowledges the write. So once a read of the stream that was
  * sent at time {@code h} has been applied, every write acknowledged before {@code h} has reached this instance's

@@ -19,7 +19,7 @@ public final class PendingEvictions {
 
 	/**
 	 * The key of a generation move after a failover, which makes stale what Redis holds of a cache and not L1 (ADR
-	 * 0035); no encoded key can equal it.
+	 * 0039); no encoded key can equal it.
 	 */
 	public static final String GENERATION = "*generation";
 

@@ -43,7 +43,7 @@ public final class L1Entry<V> {
 
 	/**
 	 * When the value was read from the database, on the same clock, {@link InvalidationWatermark#NEVER} if unknown:
-	 * what the change feed's gate goes by (ADR 0037).
+	 * what the change feed's gate goes by (ADR 0039).
 	 */
 	public final long databaseReadAt;
 

@@ -36,7 +36,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} after the last message read) and
- * hands each message to the manager (ADR 0013).
+ * hands each message to the manager (ADR 0039).
  * <p>
  * Nothing is lost while the connection is down: the next read resumes after the last message. Its
  * {@link StreamPosition} (the server's {@code run_id}, the last message's id and number) tells when messages were
@@ -312,7 +312,7 @@ public final class InvalidationListener implements Runnable {
 	/**
 	 * A change feed's confirmation: every change committed {@code lag} before it was appended has been invalidated,
 	 * and it was appended after the previous read was sent, so every change committed before that read's send time
-	 * minus {@code lag} has (ADR 0037). A bound on this instance's own clock, whatever the feed's clock says.
+	 * minus {@code lag} has (ADR 0039). A bound on this instance's own clock, whatever the feed's clock says.
 	 */
 	private void feedCaughtUp(String lag, @Nullable String position) {
 		if (position != null && !position.isEmpty()) {

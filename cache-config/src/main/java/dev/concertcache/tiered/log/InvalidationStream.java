@@ -14,7 +14,7 @@ import dev.concertcache.tiered.redis.RedisTier;
 import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
- * The invalidation stream (ADR 0013): {@code <prefix>:invalidations}, the counter that numbers its messages
+ * The invalidation stream (ADR 0039): {@code <prefix>:invalidations}, the counter that numbers its messages
  * ({@code {<prefix>:invalidations}:seq}) and a change feed's checkpoint ({@code {<prefix>:invalidations}:feed}), all
  * in one slot. Every message is appended past the Redis breaker: an invalidation Redis can still take must land now.
  */
@@ -38,7 +38,7 @@ public final class InvalidationStream {
 
 	/**
 	 * If the change feed's checkpoint (KEYS[3], in the stream's slot) is still ARGV[5], numbers a confirmation of
-	 * the feed (ADR 0037) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
+	 * the feed (ADR 0039) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
 	 * that every change the feed invalidates had been invalidated by, and {@value #FEED_POSITION}, the checkpoint
 	 * through which they landed (ADR 0038). Returns 1, or 0 if the checkpoint moved.
 	 */
@@ -60,7 +60,7 @@ public final class InvalidationStream {
 			return 1
 			""", Long.class);
 
-	/** The field of a change feed's confirmation (ADR 0037); messages without it are invalidations. */
+	/** The field of a change feed's confirmation (ADR 0039); messages without it are invalidations. */
 	public static final String FEED_LAG = "feed-lag";
 
 	/** The field of a change feed's confirmation that names the feed's position it covers (ADR 0038). */
@@ -73,7 +73,7 @@ public final class InvalidationStream {
 	 */
 	public static final String SCOPE = "scope";
 
-	/** {@value #SCOPE} of a generation move that makes stale what Redis holds, not L1 (a failover, ADR 0035). */
+	/** {@value #SCOPE} of a generation move that makes stale what Redis holds, not L1 (a failover, ADR 0039). */
 	public static final String REDIS_ONLY = "redis";
 
 	/**
@@ -90,7 +90,7 @@ public final class InvalidationStream {
 
 	private final String sequence;
 
-	/** The change feed's checkpoint, in the stream's slot (ADR 0037). */
+	/** The change feed's checkpoint, in the stream's slot (ADR 0039). */
 	private final String feedCheckpoint;
 
 	private final long maxLength;
@@ -125,7 +125,7 @@ public final class InvalidationStream {
 	/**
 	 * Tells the other instances, if the stream takes it, of an eviction whose counter or tombstone step Redis did
 	 * not take (their node down): each of them then keeps it pending as the writer does, reading the key from the
-	 * loader, not from Redis, until it lands (ADR 0035).
+	 * loader, not from Redis, until it lands (ADR 0039, "While a primary is down", rule 2).
 	 * @return whether the stream took it; if not (down too), the others stop trusting L1 within max-silence
 	 */
 	public boolean announceNotLanded(String cache, String key, String origin, long sentAt) {

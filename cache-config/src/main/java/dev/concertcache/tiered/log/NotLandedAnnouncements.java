@@ -9,7 +9,7 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import dev.concertcache.tiered.gate.PendingEvictions;
 
 /**
- * When the other instances are to be told, again, of an eviction of one cache that Redis did not take (ADR 0035,
+ * When the other instances are to be told, again, of an eviction of one cache that Redis did not take (ADR 0039,
  * "While a primary is down", rule 2): once, then at most once per max-silence while it stays not landed, so that
  * a retry every 25 ms does not clear every instance's L1 as often, and an instance started meanwhile still hears of
  * it within max-silence. Hearing another instance's announcement counts as told: they heard it too.

@@ -1,5 +1,5 @@
 /**
- * The invalidation log (ADR 0013, ADR 0037): {@link dev.concertcache.tiered.log.InvalidationStream} owns the stream's
+ * The invalidation log (ADR 0039): {@link dev.concertcache.tiered.log.InvalidationStream} owns the stream's
  * keys (the stream, the counter that numbers its messages, the change feed's checkpoint) and appends to it;
  * {@link dev.concertcache.tiered.log.InvalidationListener} reads it on a connection of its own and tracks its position
  * ({@link dev.concertcache.tiered.log.StreamPosition}: the server, the last message's id and number), flushing L1 when

@@ -122,7 +122,7 @@ public final class TieredCacheMetrics {
 
 		public final Counter staleServed;
 
-		/** Reads sent to the loader past both tiers because the change feed was behind (ADR 0037). */
+		/** Reads sent to the loader past both tiers because the change feed was behind (ADR 0039). */
 		public final Counter feedBehind;
 
 		/** Redis reads of refresh-ahead (ADR 0204): not reads of a caller, so not in {@code tiered.cache.gets}. */

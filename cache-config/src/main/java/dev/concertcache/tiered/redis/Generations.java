@@ -6,12 +6,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 
 /**
- * The generation of one cache as this instance knows it (ADR 0013): every key of an evict-all's cache moves to the
+ * The generation of one cache as this instance knows it (ADR 0039): every key of an evict-all's cache moves to the
  * next generation at once. Unknown until read from Redis (at start, after a flush); never moves back.
  * <p>
  * Moves are heard from the invalidation stream. While it is silent (its node down, the listener's connection lost)
  * a writer can still move the counter on another node without being heard, so the generation is then read again
- * from the counter once per {@code max-silence}, as L1 entries are (ADR 0035): a read that cannot confirm it does
+ * from the counter once per {@code max-silence}, as L1 entries are (ADR 0039): a read that cannot confirm it does
  * not use Redis.
  */
 public final class Generations {

@@ -11,7 +11,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 /**
  * How a Redis call of the cache fails: through the circuit breaker for reads and stores, past it for invalidations;
  * either way a failure is counted and thrown as {@link RedisUnavailableException}, and a MOVED answer tells the
- * cluster's topology watcher (ADR 0014, ADR 0035).
+ * cluster's topology watcher (ADR 0014, ADR 0039).
  */
 public final class RedisCalls {
 
@@ -19,7 +19,7 @@ public final class RedisCalls {
 
 	private final TieredCacheMetrics metrics;
 
-	/** Told of a command Redis Cluster redirected with MOVED: the client does not follow it (ADR 0035). */
+	/** Told of a command Redis Cluster redirected with MOVED: the client does not follow it (ADR 0039, "Client"). */
 	private final Runnable moved;
 
 	public RedisCalls(CircuitBreaker breaker, TieredCacheMetrics metrics, Runnable moved) {

@@ -24,7 +24,7 @@ import dev.concertcache.tiered.local.L1Entry;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
- * One cache's reads and writes of Redis (ADR 0011, ADR 0013): a read that finds no fresh value takes the key's
+ * One cache's reads and writes of Redis (ADR 0011, ADR 0039): a read that finds no fresh value takes the key's
  * load lock or waits for its holder's value; the loaded value is stored only if the key still holds what the
  * loader saw, so that an eviction during the load wins ({@code CacheEvictions} tombstones).
  *
@@ -79,7 +79,7 @@ public final class RedisLoadProtocol<V> {
 	}
 
 	/**
-	 * {@link #read} while the change feed is behind (ADR 0037): Redis may lack the tombstones of changes committed
+	 * {@link #read} while the change feed is behind (ADR 0039): Redis may lack the tombstones of changes committed
 	 * since the feed last confirmed, so only a value read from the database at most {@code maxReadAge} ago (by the
 	 * Redis server's clock) is a hit. Any other is loaded again under the load lock, which the instances of the
 	 * fleet share: one of them loads a key, the others wait for its value.

@@ -22,7 +22,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
  * Every Redis call of the data path, each through the circuit breaker; a call that fails or is not permitted
  * throws {@link RedisUnavailableException} and the caller carries on without Redis (ADR 0014).
  * <p>
- * Keys (ADR 0012, ADR 0035): {@code <prefix>:v1:<cache>:g<generation>:<shape>:{<cache>:<key>}} for values,
+ * Keys (ADR 0012, ADR 0039): {@code <prefix>:v1:<cache>:g<generation>:<shape>:{<cache>:<key>}} for values,
  * {@code <prefix>:v1:<cache>:lock:g<generation>:<shape>:{<cache>:<key>}} for load locks,
  * {@code <prefix>:v1:<cache>:generation} for the generation counter (and
  * {@code {<prefix>:v1:<cache>:generation}:failover} for the last cluster failover it was moved for and
@@ -36,7 +36,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
  * its lock and its tombstones of every generation and shape share the hash tag {@code {<cache>:<key>}} (never
  * empty, so keys of one cache spread over the slots); a key of a counter and the keys that must change with it
  * take the counter's whole name as their tag. An eviction is three steps in three slots instead of one script
- * (read the generation and the shapes, tombstone, announce); ADR 0035 says why that keeps ADR 0013's guarantees.
+ * (read the generation and the shapes, tombstone, announce); ADR 0039 says why that keeps its guarantees.
  */
 public final class RedisTier {
 
@@ -337,7 +337,7 @@ public final class RedisTier {
 	 * announce.
 	 * <p>
 	 * Two steps in two slots: read the generation and the shapes, tombstone the key (one slot: its hash tag). A load that stores under a generation newer than the one read here started after this eviction
-	 * did (that generation did not exist before), so after the write: a tombstone under it is not needed (ADR 0035).
+	 * did (that generation did not exist before), so after the write: a tombstone under it is not needed (ADR 0039).
 	 */
 	public long evict(String cache, String key, long generation, String shape, long tombstoneMillis, long now) {
 		Long current = this.calls.pastTheBreaker(cache, "evict",

@@ -258,7 +258,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		if (behindTheFeed) {
 			this.metrics.feedBehind.increment();
 		}
-		// Behind the feed, Redis may lack tombstones of changes not confirmed (ADR 0037): only a value read from the
+		// Behind the feed, Redis may lack tombstones of changes not confirmed (ADR 0039): only a value read from the
 		// database within max-lag is a hit; any other is loaded under the fleet's load lock, one load per key for the
 		// fleet. Not while the database was last found out of reach: the load is then the one trial or rejected at
 		// once, and the lock would only cost two round trips and make the fleet's readers of the key wait.

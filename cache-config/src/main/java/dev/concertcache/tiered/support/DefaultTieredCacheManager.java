@@ -325,7 +325,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	/**
 	 * How long ago the change feed last confirmed that both tiers hold every change committed before then (ADR
-	 * 0037), or {@code null} if it never has or none is followed. Past {@code change-feed-max-lag}, reads go to the
+	 * 0039), or {@code null} if it never has or none is followed. Past {@code change-feed-max-lag}, reads go to the
 	 * loader.
 	 */
 	public @Nullable Duration getChangeFeedSilence() {

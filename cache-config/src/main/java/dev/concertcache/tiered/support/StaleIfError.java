@@ -77,7 +77,7 @@ final class StaleIfError<V> {
 	/**
 	 * What a failed load may serve while the database cannot be reached when the freshness gate refused it but its
 	 * time to live has not run out, whatever the cache's stale-if-error window: the value a cache without the gate
-	 * would serve as a hit, marked stale (ADR 0031, ADR 0037). Present values only.
+	 * would serve as a hit, marked stale (ADR 0031, ADR 0039). Present values only.
 	 * @param read what Redis held
 	 * @param inL1 the L1 entry the gate refused, if any
 	 */

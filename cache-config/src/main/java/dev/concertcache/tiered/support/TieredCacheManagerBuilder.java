@@ -191,7 +191,7 @@ public final class TieredCacheManagerBuilder {
 	/**
 	 * Follows an external change feed (a reader of the database's binary log) that invalidates changes other
 	 * applications commit and confirms its progress with {@link #changeFeedCaughtUp}: while its last
-	 * confirmation is older than {@code maxLag}, neither tier is trusted and reads go to the loader (ADR 0037).
+	 * confirmation is older than {@code maxLag}, neither tier is trusted and reads go to the loader (ADR 0039).
 	 * Without it (the default), only the invalidation stream bounds what the tiers serve.
 	 */
 	public TieredCacheManagerBuilder changeFeedMaxLag(Duration maxLag) {

@@ -14,7 +14,7 @@ import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
  * Defers {@link #evict} and {@link #evictAll} to after the current transaction's commit, as Spring's
- * {@link org.springframework.cache.transaction.TransactionAwareCacheDecorator} does (ADR 0013), and keeps their
+ * {@link org.springframework.cache.transaction.TransactionAwareCacheDecorator} does (ADR 0039), and keeps their
  * failures from the write that caused them; reads and {@code invalidate} go straight through.
  *
  * @param <K> the key type

@@ -17,7 +17,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * One real Redis Cluster (3 primaries, 3 replicas) per test class, started once (that takes seconds), and what the
  * cluster tests share: cache instances configured by its node list alone, closed after each test; a test change
- * feed; the primaries that hold a key, a generation counter or the invalidation stream (ADR 0035).
+ * feed; the primaries that hold a key, a generation counter or the invalidation stream (ADR 0039).
  */
 abstract class RedisClusterTestSupport {
 
@@ -144,7 +144,7 @@ abstract class RedisClusterTestSupport {
 		});
 	}
 
-	/** A change feed as the binary log's reader is one (ADR 0037): numbered positions, a checkpoint moved to each. */
+	/** A change feed as the binary log's reader is one (ADR 0039): numbered positions, a checkpoint moved to each. */
 	static final class ChangeFeed {
 
 		private final DefaultTieredCacheManager manager;

@@ -36,7 +36,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The tiers of an instance that follows a change feed (ADR 0037): a change committed past the application is
+ * The tiers of an instance that follows a change feed (ADR 0039): a change committed past the application is
  * invalidated only when the feed gets to it, so while the feed's last confirmation is older than
  * {@code change-feed-max-lag} neither L1 nor Redis answers. Real Redis; the feed's stall is a feed that says nothing,
  * time a fake watermark ticker.

@@ -46,7 +46,7 @@ class TieredCacheFormatTests {
 		long freshUntil = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":(\\d+),.*$", "$1"));
 		assertThat(freshUntil - before).isBetween((long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 0.9) - 1,
 				(long) (TieredCacheConfiguration.DEFAULT_L2_TTL.toMillis() * 1.1) + 1000);
-		// Then when the load began, which the change feed's gate goes by (ADR 0037).
+		// Then when the load began, which the change feed's gate goes by (ADR 0039).
 		long readAt = Long.parseLong(stored.replaceFirst("^\\{\"v\":1,\"f\":\\d+,\"r\":(\\d+),.*$", "$1"));
 		assertThat(readAt).isBetween(before, System.currentTimeMillis());
 		assertThat(stored.replaceFirst(",\"f\":\\d+,\"r\":\\d+,\"s\":\"[0-9a-f]{8}\"", ""))

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The freshness contract against the interleavings that broke it (ADR 0013): once an eviction has
+ * The freshness contract against the interleavings that broke it (ADR 0039): once an eviction has
  * returned, the writing instance never serves the old value, and another instance stops serving it as soon as it
  * hears the eviction or, if it cannot hear, once its watermark is older than {@code max-silence}. Real Redis;
  * interleavings forced with latches, time with fake tickers.

@@ -25,7 +25,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Eviction on one instance reaches the L1 of another through the Redis stream, within a measured bound, and
- * survives a dropped listener connection (ADR 0013).
+ * survives a dropped listener connection (ADR 0039).
  */
 class TieredCacheInvalidationTests {
 

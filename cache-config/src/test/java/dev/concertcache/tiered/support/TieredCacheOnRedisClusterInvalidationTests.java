@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * Invalidation across instances on a real Redis Cluster when the primary of the invalidation stream fails over or
  * restarts, and when an eviction does not land because the primary of its key or generation counter is down
- * (ADR 0035).
+ * (ADR 0039).
  */
 class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport {
 

@@ -27,7 +27,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The cache on a real Redis Cluster, configured by its node list alone: the two-tier read path, eviction across
  * instances, a primary killed mid-test with a tombstone or a generation move its replica never received, a primary
- * down without a replica, and reads that a failover or a slot migration redirects (ADR 0035).
+ * down without a replica, and reads that a failover or a slot migration redirects (ADR 0039).
  */
 class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 
@@ -398,7 +398,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		for (RedisCluster.Node node : List.of(target, source)) {
 			node.command("CLUSTER", "SETSLOT", slot, "NODE", targetId);
 		}
-		// A slot served by another primary is handled as a failover (ADR 0035): every generation moves.
+		// A slot served by another primary is handled as a failover (ADR 0039): every generation moves.
 		await().atMost(Duration.ofSeconds(5)).until(() -> a.manager.failovers().handled() > handled);
 	}
 

@@ -21,7 +21,7 @@ import static org.awaitility.Awaitility.await;
 /**
  * The cache on a primary a real Redis Sentinel watches (a replica, one Sentinel with quorum 1): a primary killed
  * with an invalidation its replica never received, and invalidations across instances after the promotion
- * (ADR 0035). One setup per test: each kills its primary.
+ * (ADR 0039, "Redis Sentinel"). One setup per test: each kills its primary.
  */
 class TieredCacheOnRedisSentinelTests {
 

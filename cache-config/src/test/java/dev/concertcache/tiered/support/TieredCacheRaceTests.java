@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The put-after-invalidate race: a load that started before a write must not land in any tier after the
- * write's eviction (ADR 0013). Loaders block on latches; nothing sleeps.
+ * write's eviction (ADR 0039). Loaders block on latches; nothing sleeps.
  */
 class TieredCacheRaceTests {
 

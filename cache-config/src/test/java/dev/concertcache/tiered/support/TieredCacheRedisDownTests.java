@@ -93,7 +93,7 @@ class TieredCacheRedisDownTests {
 		assertThat(this.loads).as("cold keys loaded once each, warm ones served from L1").hasValue(WARM);
 		assertThat(Duration.ofNanos(slowest.get())).as("slowest read").isLessThan(Duration.ofMillis(500));
 		// The dropped connection closed Redis to reads until the listener confirms the server (ServerConfirmation,
-		// ADR 0035): they go to the loader without waiting for Redis.
+		// ADR 0039, "The gate"): they go to the loader without waiting for Redis.
 
 		// A write during the outage: A evicts its own L1 at once and keeps the Redis side for later.
 		this.database.put(1L, new Item(1, "v2"));

@@ -20,7 +20,7 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Eviction on write happens after the database transaction commits, never before, and not at all on
- * rollback; a real transaction manager over a real MariaDB (ADR 0013).
+ * rollback; a real transaction manager over a real MariaDB (ADR 0039).
  */
 class TieredCacheTransactionTests {
 

@@ -54,7 +54,7 @@ public class TieredCacheLettuceClientOptionsCustomizer implements LettuceClientO
 		if (builder instanceof ClusterClientOptions.Builder cluster) {
 			TieredCacheRedisProperties.Cluster properties = this.properties.getCluster();
 			// No redirect followed: after a failover a MOVED leads to the promoted replica, which may lack the dead
-			// primary's last tombstones, before the refresh that reports the failover (ADR 0035). The command fails
+			// primary's last tombstones, before the refresh that reports the failover (ADR 0039). The command fails
 			// instead (a read goes to the loader) and the cache refreshes the topology.
 			cluster.topologyRefreshOptions(topologyRefreshOptions(properties)).maxRedirects(0);
 		}
@@ -95,7 +95,7 @@ public class TieredCacheLettuceClientOptionsCustomizer implements LettuceClientO
 			.adaptiveRefreshTriggersTimeout(properties.getAdaptiveRefreshTimeout())
 			.refreshTriggersReconnectAttempts(properties.getRefreshTriggersReconnectAttempts())
 			.closeStaleConnections(true);
-		// Periodic as well as adaptive: the failover rule (ADR 0035) needs every instance to see a new primary.
+		// Periodic as well as adaptive: the failover rule (ADR 0039) needs every instance to see a new primary.
 		refresh.enablePeriodicRefresh(
 				(bootRefresh.getPeriod() != null) ? bootRefresh.getPeriod() : properties.getRefreshPeriod());
 		return refresh.build();

@@ -30,7 +30,7 @@ import org.springframework.util.StringUtils;
  * <li>a client name (shown by {@code CLIENT LIST}) from {@code spring.application.name} unless
  * {@code spring.data.redis.client-name} is set;</li>
  * <li>on a cluster, reads from primaries only ({@link ReadFrom#UPSTREAM}): a replica may return a value its
- * primary has already tombstoned (ADR 0035); not on a standalone server, where a read-from setting would turn
+ * primary has already tombstoned (ADR 0039, "Client"); not on a standalone server, where a read-from setting would turn
  * the connection into a master/replica one with topology discovery and connections of its own;</li>
  * <li>{@link RedisConnectionBudgetCheck} and {@link RedisPersistenceCheck}, off with
  * {@code tiered-cache.redis.startup-check.enabled=false}.</li>

@@ -197,14 +197,14 @@ public class TieredCacheRedisProperties {
 	 * refresh and dynamic refresh sources stay under {@code spring.data.redis.lettuce.cluster.refresh.*}. Defaults
 	 * other than the refresh timeout are Lettuce's (written as literals so that they appear in the configuration
 	 * metadata). No MOVED/ASK redirect is followed, whatever {@code spring.data.redis.cluster.max-redirects} says
-	 * (ADR 0035).
+	 * (ADR 0039, "Client").
 	 */
 	public static class Cluster {
 
 		/**
 		 * Default of {@link #getAdaptiveRefreshTimeout()}: the first refresh after a primary dies comes before its
 		 * replica is promoted (Redis waits cluster-node-timeout); the next one, this much later, finds the new
-		 * primary (ADR 0035).
+		 * primary (ADR 0039, "Client").
 		 */
 		public static final Duration DEFAULT_ADAPTIVE_REFRESH_TIMEOUT = Duration.ofSeconds(2);
 
