@@ -151,13 +151,15 @@ public final class FailoverGenerations {
 	 * After the invalidation listener found another server behind a standalone connection ({@code run_id}
 	 * {@code runId}): a replica a Sentinel promoted may lack the last tombstones, as on a cluster, so every cache
 	 * moves to a new generation, once per primary across the fleet (ADR 0039). A Redis that restarted empty gets
-	 * the same: nothing is lost by it.
+	 * the same: nothing is lost by it. L1 is kept where a change feed is followed ({@link #streamServerChanged}), on
+	 * every instance: the move is announced for Redis only.
 	 */
 	public void afterNewPrimary(String runId) {
 		streamServerChanged("another Redis server (run_id " + runId + ")");
 		logger.warn("Another Redis primary (run_id " + runId + "): moving every cache to a new generation");
-		moveEveryGeneration((cache) -> announced(cache, (now) -> this.redis.evictAllForNewPrimary(cache, runId, now), null),
-				!this.gate.followsFeed());
+		boolean keepL1 = this.gate.followsFeed();
+		moveEveryGeneration((cache) -> announced(cache, (now) -> this.redis.evictAllForNewPrimary(cache, runId, now),
+				keepL1 ? InvalidationStream.REDIS_ONLY : null), !keepL1);
 	}
 
 	/**

@@ -2,6 +2,7 @@ package dev.concertcache.tiered.support;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
@@ -98,6 +99,37 @@ class TieredCacheOnRedisSentinelTests {
 	}
 
 	@Test
+	void withAChangeFeedFollowedEveryInstanceKeepsItsL1ThroughAFailover() {
+		CacheInstance.Settings properties = CacheInstance.properties()
+			.and((builder) -> builder.changeFeedMaxLag(Duration.ofMillis(200)));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		await().atMost(Duration.ofSeconds(10)).until(this::everyServerConfirmed);
+		confirmChangeFeed(a, b);
+		onA.get(1L, new CountingLoader().returning(OLD));
+		onB.get(1L, new CountingLoader().returning(OLD));
+		String oldKey = onA.redisKey(1L);
+		RedisSentinel.Node primary = this.sentinel.primary();
+		RedisSentinel.Node replica = this.sentinel.replica();
+		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
+		long handledOnA = a.manager.failovers().handled();
+		long handledOnB = b.manager.failovers().handled();
+
+		this.sentinel.killPrimary();
+		await().atMost(Duration.ofSeconds(30))
+			.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
+		// Heard after the generation move's announcement: a confirmation appended once both instances moved.
+		confirmChangeFeed(a, b);
+
+		assertThat(onA.redisKey(1L)).isNotEqualTo(oldKey).isEqualTo(onB.redisKey(1L));
+		assertThat(onA.isInL1(1L)).as("L1 of A").isTrue();
+		assertThat(onB.isInL1(1L)).as("L1 of B").isTrue();
+		assertThat(onB.lookup(1L, new CountingLoader().returning(NEW)).source()).isEqualTo(Source.L1);
+	}
+
+	@Test
 	void aReadAfterTheDataConnectionCameBackOnThePromotedReplicaButBeforeTheRunIdCheckGoesToTheLoader()
 			throws Exception {
 		CacheInstance.Settings properties = CacheInstance.properties();
@@ -150,6 +182,17 @@ class TieredCacheOnRedisSentinelTests {
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
 		assertThat(onA.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
 		assertThat(onB.get(1L, new CountingLoader().returning(NEW))).contains(NEW);
+	}
+
+	/** The feed says it caught up, until both instances heard it from the stream (their ticker stands still). */
+	private static void confirmChangeFeed(CacheInstance... instances) {
+		await().atMost(Duration.ofSeconds(10)).until(() -> {
+			instances[0].manager.changeFeedCaughtUp(Duration.ZERO, null);
+			return Arrays.stream(instances).allMatch((instance) -> {
+				Duration silence = instance.manager.getChangeFeedSilence();
+				return silence != null && silence.isZero();
+			});
+		});
 	}
 
 	private boolean everyServerConfirmed() {
