@@ -32,7 +32,6 @@ import org.springframework.util.Assert;
 import dev.concertcache.tiered.HotSetFill;
 import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.TieredCache;
-import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.TieredCacheMode;
 import dev.concertcache.tiered.TieredCacheWarmup;
@@ -40,10 +39,7 @@ import dev.concertcache.tiered.eviction.CacheEvictions;
 import dev.concertcache.tiered.eviction.PendingEvictionRetry;
 import dev.concertcache.tiered.failover.FailoverGenerations;
 import dev.concertcache.tiered.gate.FreshnessGate;
-import dev.concertcache.tiered.gate.PendingEvictions;
-import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.hotset.HotSetExchange;
-import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.log.InvalidationListener;
 import dev.concertcache.tiered.log.InvalidationStream;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
@@ -158,12 +154,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return (TieredCache<K, V>) cache.decorated();
 	}
 
-	/** The cache itself, under its decorators; for tests and diagnostics. */
-	@SuppressWarnings("unchecked")
-	<K, V> DefaultTieredCache<K, V> core(String name) {
-		return (DefaultTieredCache<K, V>) this.caches.get(name).core();
-	}
-
 	@Override
 	public TieredCacheWarmup openWarmup() {
 		return this.factory.openWarmup();
@@ -172,11 +162,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	@Override
 	public HotSetFill fillHotSet() {
 		return this.hotSet.fill();
-	}
-
-	/** The fleet's hot set; for tests. */
-	HotSetExchange hotSet() {
-		return this.hotSet;
 	}
 
 	private Collection<DefaultTieredCache<?, ?>> cores() {
@@ -191,11 +176,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	/** The evictions of the real caches created so far. */
 	private List<CacheEvictions> evictions() {
 		return this.caches.values().stream().map((cache) -> cache.core().evictions()).toList();
-	}
-
-	/** The Redis tier of the real caches; for tests. */
-	RedisTier redisTier() {
-		return this.redis;
 	}
 
 	/** The names of the caches created so far. */
@@ -214,7 +194,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	 */
 	public Optional<CircuitBreaker> getLoaderCircuitBreaker(String name) {
 		CacheFactory.requireValidName(name);
-		return Optional.ofNullable(loaderGuard(name).breaker());
+		return Optional.ofNullable(this.factory.loaderGuard(name).breaker());
 	}
 
 	/** The mode this manager serves. */
@@ -280,30 +260,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return Integer.MAX_VALUE - 4096;
 	}
 
-	PendingEvictions pending() {
-		return this.gate.pending();
-	}
-
-	/** The loader guard of cache {@code name}, shared by its warm-up twin; for tests. */
-	LoaderGuard loaderGuard(String name) {
-		return this.factory.loaderGuard(name);
-	}
-
-	/** The configuration of cache {@code name}: its own, else the defaults; for tests. */
-	TieredCacheConfiguration spec(String name) {
-		return this.factory.spec(name);
-	}
-
-	/** The wall clock of Redis freshness and invalidation send times; for tests. */
-	Clock clock() {
-		return this.clock;
-	}
-
-	/** The breaker around every Redis call; for tests. */
-	CircuitBreaker circuitBreaker() {
-		return this.redis.breaker();
-	}
-
 	/**
 	 * Whether this instance hears other instances' invalidations: its listener is connected and its thread alive.
 	 * While it does not, L1 serves nothing older than {@code tiered-cache.invalidation.max-silence}.
@@ -311,11 +267,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	public boolean isListening() {
 		InvalidationListener listener = this.listener;
 		return listener != null && listener.isConnected();
-	}
-
-	/** The listener of the invalidation stream, {@code null} before start; for tests. */
-	@Nullable InvalidationListener listener() {
-		return this.listener;
 	}
 
 	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
@@ -367,21 +318,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
 		}
-	}
-
-	/** Whether the Redis servers behind the connections are confirmed; for tests. */
-	ServerConfirmation serverConfirmation() {
-		return this.gate.server();
-	}
-
-	/** What happens after a failover; for tests. */
-	FailoverGenerations failovers() {
-		return this.failovers;
-	}
-
-	/** The retry of evictions Redis did not take; for tests. */
-	PendingEvictionRetry retry() {
-		return this.retry;
 	}
 
 }

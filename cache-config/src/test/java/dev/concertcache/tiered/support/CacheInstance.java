@@ -242,7 +242,7 @@ final class CacheInstance implements AutoCloseable {
 
 	<K, V> CacheUnderTest<K, V> cache(String name, Class<K> keyType, Class<V> valueType) {
 		TieredCache<K, V> cache = this.manager.getCache(name, keyType, valueType);
-		return new CacheUnderTest<>(cache, this.manager.core(name));
+		return new CacheUnderTest<>(cache, ManagerInternals.core(this.manager, name));
 	}
 
 	/** The count of the counter or function counter {@code name} with {@code tags}. */

@@ -120,15 +120,15 @@ abstract class RedisClusterTestSupport {
 		 * max-lag; then starts b's listener again.
 		 */
 		void failOver(RedisCluster.Node stream) {
-			long handledOnA = this.a.manager.failovers().handled();
-			long handledOnB = this.b.manager.failovers().handled();
+			long handledOnA = ManagerInternals.failovers(this.a.manager).handled();
+			long handledOnB = ManagerInternals.failovers(this.b.manager).handled();
 			cluster.killPrimary(stream);
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> this.a.manager.failovers().handled() > handledOnA
-						&& this.b.manager.failovers().handled() > handledOnB);
+				.until(() -> ManagerInternals.failovers(this.a.manager).handled() > handledOnA
+						&& ManagerInternals.failovers(this.b.manager).handled() > handledOnB);
 			this.a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
 			this.b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
-			this.b.manager.listener().start();
+			ManagerInternals.listener(this.b.manager).start();
 		}
 
 	}

@@ -121,8 +121,8 @@ class TieredCacheAutoConfigurationTests {
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.caches.concert.l1-refresh-ahead=0")
 			.run((context) -> {
 				DefaultTieredCacheManager manager = context.getBean(DefaultTieredCacheManager.class);
-				assertThat(manager.spec("concert").l1RefreshAhead()).isZero();
-				assertThat(manager.spec("schedules").l1RefreshAhead())
+				assertThat(ManagerInternals.spec(manager, "concert").l1RefreshAhead()).isZero();
+				assertThat(ManagerInternals.spec(manager, "schedules").l1RefreshAhead())
 					.isEqualTo(TieredCacheConfiguration.DEFAULT_L1_REFRESH_AHEAD);
 			});
 	}
@@ -133,7 +133,7 @@ class TieredCacheAutoConfigurationTests {
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.defaults.l2-ttl=20m",
 					"tiered-cache.caches.concert.l1-ttl=5s", "tiered-cache.caches.concert.jitter=0")
 			.run((context) -> {
-				TieredCacheConfiguration spec = context.getBean(DefaultTieredCacheManager.class).spec("concert");
+				TieredCacheConfiguration spec = ManagerInternals.spec(context.getBean(DefaultTieredCacheManager.class), "concert");
 				assertThat(spec).usingRecursiveComparison()
 					.comparingOnlyFields("l1Ttl", "l2Ttl", "absentTtl", "l1MaximumSize", "jitter", "staleIfError")
 					.isEqualTo(TieredCacheConfiguration.defaultConfig()
@@ -148,13 +148,13 @@ class TieredCacheAutoConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.publish-interval=10s",
 					"tiered-cache.hot-set.size=250")
-			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet().configuration())
+			.run((context) -> assertThat(ManagerInternals.hotSet(context.getBean(DefaultTieredCacheManager.class)).configuration())
 				.isEqualTo(HotSetConfiguration.defaultConfig()
 					.withPublishInterval(Duration.ofSeconds(10))
 					.withSize(250)
 					.withFillTimeout(HotSetConfiguration.DEFAULT_FILL_TIMEOUT)));
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.fill-timeout=750ms")
-			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).hotSet().configuration())
+			.run((context) -> assertThat(ManagerInternals.hotSet(context.getBean(DefaultTieredCacheManager.class)).configuration())
 				.isEqualTo(HotSetConfiguration.defaultConfig().withFillTimeout(Duration.ofMillis(750))));
 	}
 
@@ -186,7 +186,7 @@ class TieredCacheAutoConfigurationTests {
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.loader.bulkhead.max-concurrent-calls=4",
 					"tiered-cache.loader.bulkhead.max-wait=10ms", "tiered-cache.loader.circuit-breaker.enabled=false")
 			.run((context) -> {
-				LoaderGuard guard = context.getBean(DefaultTieredCacheManager.class).loaderGuard("items");
+				LoaderGuard guard = ManagerInternals.loaderGuard(context.getBean(DefaultTieredCacheManager.class), "items");
 				assertThat(guard.bulkhead().getBulkheadConfig().getMaxConcurrentCalls()).isEqualTo(4);
 				assertThat(guard.bulkhead().getBulkheadConfig().getMaxWaitDuration()).isEqualTo(Duration.ofMillis(10));
 				assertThat(guard.breaker()).isNull();
@@ -225,9 +225,9 @@ class TieredCacheAutoConfigurationTests {
 				assertThat(manager.getLoaderCircuitBreaker("items").orElseThrow().getState())
 					.as("the default window of 20 needs 10 calls")
 					.isEqualTo(CircuitBreaker.State.CLOSED);
-				assertThat(manager.loaderGuard("concert").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+				assertThat(ManagerInternals.loaderGuard(manager, "concert").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
 					.isEqualTo(3);
-				assertThat(manager.loaderGuard("items").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+				assertThat(ManagerInternals.loaderGuard(manager, "items").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
 					.isEqualTo(16);
 			});
 	}
@@ -256,8 +256,7 @@ class TieredCacheAutoConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("tiered-cache.mode=tiered",
 					"resilience4j.circuitbreaker.instances.tiered-cache-redis.slow-call-duration-threshold=50ms")
-			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class)
-				.circuitBreaker()
+			.run((context) -> assertThat(ManagerInternals.circuitBreaker(context.getBean(DefaultTieredCacheManager.class))
 				.getCircuitBreakerConfig()
 				.getSlowCallDurationThreshold()).isEqualTo(Duration.ofMillis(50)));
 	}
@@ -314,9 +313,9 @@ class TieredCacheAutoConfigurationTests {
 			org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(5))
 				.until(() -> onA.isListening() && onB.isListening());
 			CacheUnderTest<Long, Item> itemsOnA = new CacheUnderTest<>(onA.getCache("items",
-					Long.class, Item.class), onA.core("items"));
+					Long.class, Item.class), ManagerInternals.core(onA, "items"));
 			CacheUnderTest<Long, Item> itemsOnB = new CacheUnderTest<>(onB.getCache("items",
-					Long.class, Item.class), onB.core("items"));
+					Long.class, Item.class), ManagerInternals.core(onB, "items"));
 			int rounds = 200;
 			long[] lags = new long[rounds];
 			for (int i = 0; i < rounds; i++) {
@@ -344,7 +343,7 @@ class TieredCacheAutoConfigurationTests {
 				java.time.ZoneOffset.UTC);
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
 			.withBean(TieredCacheManagerCustomizer.class, () -> (builder) -> builder.clock(clock))
-			.run((context) -> assertThat(context.getBean(DefaultTieredCacheManager.class).clock()).isSameAs(clock));
+			.run((context) -> assertThat(ManagerInternals.clock(context.getBean(DefaultTieredCacheManager.class))).isSameAs(clock));
 	}
 
 	@Test

@@ -195,10 +195,10 @@ class TieredCacheChangeFeedTests {
 		CacheUnderTest<Long, Item> cache = follower.cache("items", Long.class, Item.class);
 		confirm(follower, Duration.ZERO);
 		// Appended while this instance does not read the stream (a stalled listener); read a second later.
-		follower.manager.listener().stop();
+		ManagerInternals.listener(follower.manager).stop();
 		follower.manager.changeFeedCaughtUp(Duration.ZERO, null);
 		elapse(follower, Duration.ofSeconds(1));
-		follower.manager.listener().start();
+		ManagerInternals.listener(follower.manager).start();
 		await().atMost(Duration.ofSeconds(10)).until(() -> Duration.ZERO.equals(follower.manager.getInvalidationSilence()));
 
 		assertThat(follower.manager.getChangeFeedSilence()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
@@ -448,7 +448,7 @@ class TieredCacheChangeFeedTests {
 		Supplier<Optional<Item>> timingOut = () -> {
 			throw new QueryTimeoutException("statement timed out under load");
 		};
-		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
+		CircuitBreaker breaker = ManagerInternals.loaderGuard(instance.manager, "items").breaker();
 		for (long key = 10; key < 20 && breaker.getState() != CircuitBreaker.State.OPEN; key++) {
 			long id = key;
 			assertThatExceptionOfType(RuntimeException.class).isThrownBy(() -> cache.lookup(id, timingOut));
@@ -479,7 +479,7 @@ class TieredCacheChangeFeedTests {
 		assertThat(cache.lookup(1L, unreachable)).isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
 		assertThat(commands.naming(cache.redisKey(1L))).as("the value Redis holds, read without the get-or-lock step")
 			.containsExactly("GET");
-		assertThat(instance.manager.loaderGuard("items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	@Test

@@ -169,7 +169,7 @@ class TieredCacheFreshnessTests {
 		CacheUnderTest<Long, Item> onDeaf = deaf.cache("items", Long.class, Item.class);
 		onDeaf.get(1L, () -> Optional.of(OLD));
 		// Its listener is gone (a dead thread, a connection that does not come back): it cannot hear the write.
-		deaf.manager.listener().stop();
+		ManagerInternals.listener(deaf.manager).stop();
 		assertThat(deaf.manager.isListening()).isFalse();
 
 		writer.cache("items", Long.class, Item.class).evict(1L);
@@ -210,11 +210,11 @@ class TieredCacheFreshnessTests {
 		CacheUnderTest<Long, Item> onOther = other.cache("items", Long.class, Item.class);
 		onOther.get(1L, () -> Optional.of(OLD));
 		// Slow calls alone open it: a saturated machine, while Redis still answers.
-		writer.manager.circuitBreaker().transitionToForcedOpenState();
+		ManagerInternals.circuitBreaker(writer.manager).transitionToForcedOpenState();
 
 		writer.cache("items", Long.class, Item.class).evict(1L);
 
-		assertThat(writer.manager.pending().size()).as("queued in the writer's memory").isZero();
+		assertThat(ManagerInternals.pending(writer.manager).size()).as("queued in the writer's memory").isZero();
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onOther.isInL1(1L));
 		assertThat(onOther.get(1L, () -> Optional.of(NEW))).contains(NEW);
 	}
@@ -236,12 +236,12 @@ class TieredCacheFreshnessTests {
 
 		onWriter.evict(1L);
 
-		assertThat(writer.manager.pending().size()).isOne();
+		assertThat(ManagerInternals.pending(writer.manager).size()).isOne();
 		assertThat(onWriter.get(1L, () -> Optional.of(NEW))).as("the writer after its write").contains(NEW);
 		writer.redis.delete(generationKey);
 		writer.redis.opsForValue().set(generationKey, generation);
-		writer.manager.retry().retry();
-		assertThat(writer.manager.pending().isEmpty()).isTrue();
+		ManagerInternals.retry(writer.manager).retry();
+		assertThat(ManagerInternals.pending(writer.manager).isEmpty()).isTrue();
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onOther.isInL1(1L));
 		assertThat(onOther.get(1L, () -> Optional.of(NEW))).contains(NEW);
 	}

@@ -37,7 +37,7 @@ class TieredCacheHotSetTests {
 	void anInstanceStartedAfterAnotherHasTheOthersHottestKeysInL1BeforeItServesAnything() {
 		CacheInstance first = instance(RedisServer.shared(), 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.hotSet().publish();
+		ManagerInternals.hotSet(first.manager).publish();
 		CacheInstance joiner = instance(RedisServer.shared(), 10);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
 		HotSetFill fill = joiner.manager.fillHotSet();
@@ -60,7 +60,7 @@ class TieredCacheHotSetTests {
 	void aKeyEvictedAfterThePublishIsNotFilledWithItsOldValue() {
 		CacheInstance first = instance(RedisServer.shared(), 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.hotSet().publish();
+		ManagerInternals.hotSet(first.manager).publish();
 		first.cache(CACHE, Long.class, Item.class).evict(3L);
 		CacheInstance joiner = instance(RedisServer.shared(), 10);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
@@ -76,7 +76,7 @@ class TieredCacheHotSetTests {
 	void nothingIsFilledAfterAnEvictAllOfTheCache() {
 		CacheInstance first = instance(RedisServer.shared(), 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.hotSet().publish();
+		ManagerInternals.hotSet(first.manager).publish();
 		first.cache(CACHE, Long.class, Item.class).evictAll();
 		CacheInstance joiner = instance(RedisServer.shared(), 10);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
@@ -92,7 +92,7 @@ class TieredCacheHotSetTests {
 	void aFillTakesAtMostItsSizeOfTheHottestKeys() {
 		CacheInstance first = instance(RedisServer.shared(), 30);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.hotSet().publish();
+		ManagerInternals.hotSet(first.manager).publish();
 		CacheInstance joiner = instance(RedisServer.shared(), 5);
 		CacheUnderTest<Long, Item> cache = joiner.cache(CACHE, Long.class, Item.class);
 		HotSetFill fill = joiner.manager.fillHotSet();
@@ -114,9 +114,9 @@ class TieredCacheHotSetTests {
 				other.get(id, loader.returning(item(id)));
 			}
 		}
-		first.manager.hotSet().publish();
-		second.manager.hotSet().publish();
-		String key = first.manager.redisTier().hotSets().hotSetKey(CACHE);
+		ManagerInternals.hotSet(first.manager).publish();
+		ManagerInternals.hotSet(second.manager).publish();
+		String key = ManagerInternals.redisTier(first.manager).hotSets().hotSetKey(CACHE);
 		assertThat(first.redis.opsForZSet().size(key)).isEqualTo(10);
 		assertThat(first.redis.getExpire(key)).isPositive()
 			.isLessThanOrEqualTo(HotSetConfiguration.DEFAULT_PUBLISH_INTERVAL.toSeconds()
@@ -130,7 +130,7 @@ class TieredCacheHotSetTests {
 		this.scope.closeAfter(server);
 		CacheInstance first = instance(server, 10);
 		servesTenHotAndTwentyColdKeys(first);
-		first.manager.hotSet().publish();
+		ManagerInternals.hotSet(first.manager).publish();
 		CacheInstance joiner = instance(server, 10,
 				(builder) -> builder.hotSet(HotSetConfiguration.defaultConfig().withSize(10)
 					.withFillTimeout(Duration.ofMillis(50))));

@@ -64,7 +64,7 @@ class TieredCacheLoaderGuardTests {
 			})));
 		}
 		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
-		assertThat(instance.manager.loaderGuard("items").bulkhead().getMetrics().getAvailableConcurrentCalls()).isZero();
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").bulkhead().getMetrics().getAvailableConcurrentCalls()).isZero();
 
 		long before = System.nanoTime();
 		CountingLoader third = new CountingLoader();
@@ -96,7 +96,7 @@ class TieredCacheLoaderGuardTests {
 	void circuitOpensOnUnavailableFailuresRejectsMissesAtOnceAndClosesWhenTheLoaderIsBack() {
 		CacheInstance instance = instance(this::smallBreaker);
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
+		CircuitBreaker breaker = ManagerInternals.loaderGuard(instance.manager, "items").breaker();
 		AtomicInteger calls = new AtomicInteger();
 		Supplier<Optional<Item>> down = () -> {
 			calls.incrementAndGet();
@@ -211,7 +211,7 @@ class TieredCacheLoaderGuardTests {
 		CacheUnderTest<Long, Item> pages = instance.cache("pages", Long.class, Item.class);
 		assertThatExceptionOfType(CannotGetJdbcConnectionException.class)
 			.isThrownBy(() -> items.get(1L, new CountingLoader().unreachable()));
-		CircuitBreaker pagesBreaker = instance.manager.loaderGuard("pages").breaker();
+		CircuitBreaker pagesBreaker = ManagerInternals.loaderGuard(instance.manager, "pages").breaker();
 		pagesBreaker.transitionToOpenState();
 
 		assertThat(items.get(2L, () -> Optional.of(new Item(2, "back")))).contains(new Item(2, "back"));
@@ -225,7 +225,7 @@ class TieredCacheLoaderGuardTests {
 	void oneSuccessfulTrialLoadClosesTheDefaultBreaker() {
 		CacheInstance instance = instance(UnaryOperator.identity());
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
-		CircuitBreaker breaker = instance.manager.loaderGuard("items").breaker();
+		CircuitBreaker breaker = ManagerInternals.loaderGuard(instance.manager, "items").breaker();
 		breaker.transitionToOpenState();
 		breaker.transitionToHalfOpenState();
 
@@ -244,7 +244,7 @@ class TieredCacheLoaderGuardTests {
 				throw new IllegalStateException("a bug, not an outage");
 			}));
 		}
-		assertThat(instance.manager.loaderGuard("items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	@Test
@@ -253,7 +253,7 @@ class TieredCacheLoaderGuardTests {
 		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
 		cache.get(1L, () -> Optional.of(new Item(1, "one")));
 		// Forced: an open breaker turns half-open after its wait on the wall clock, which a loaded machine can pass.
-		instance.manager.loaderGuard("items").breaker().transitionToForcedOpenState();
+		ManagerInternals.loaderGuard(instance.manager, "items").breaker().transitionToForcedOpenState();
 		instance.ticker.advance(Duration.ofMinutes(1));
 		instance.clock.advance(Duration.ofMinutes(12));
 		CountingLoader loader = new CountingLoader();
@@ -335,11 +335,11 @@ class TieredCacheLoaderGuardTests {
 				throw new DataAccessResourceFailureException("list query times out");
 			}));
 		}
-		assertThat(instance.manager.loaderGuard("pages").breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "pages").breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(items.get(2L, loader.returning(new Item(2, "item")))).as("while the pages' breaker is open")
 			.contains(new Item(2, "item"));
 		assertThat(loader.calls()).isEqualTo(2);
-		assertThat(instance.manager.loaderGuard("items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	private TieredCacheConfiguration smallBreaker(TieredCacheConfiguration configuration) {

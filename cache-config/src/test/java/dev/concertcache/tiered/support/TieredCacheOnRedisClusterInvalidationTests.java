@@ -35,8 +35,8 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		long key = keyOff(onA, stream);
 		onA.get(key, new CountingLoader().returning(OLD));
 		onB.get(key, new CountingLoader().returning(OLD));
-		long handledOnA = a.manager.failovers().handled();
-		long handledOnB = b.manager.failovers().handled();
+		long handledOnA = ManagerInternals.failovers(a.manager).handled();
+		long handledOnB = ManagerInternals.failovers(b.manager).handled();
 		// The listeners would flush L1 on finding another run_id behind the stream: parked before they look, as a
 		// listener whose connection was not dropped (a partition) would not look at all.
 		CountDownLatch checked = new CountDownLatch(1);
@@ -48,7 +48,7 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		cluster.killPrimary(stream);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> a.manager.failovers().handled() > handledOnA && b.manager.failovers().handled() > handledOnB);
+				.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> serverChecks.stream().allMatch((check) -> check.fired().get() > 0));
 
@@ -83,7 +83,7 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		RedisCluster.Node stream = cluster.primaryFor(fleet.streamKey());
 		cutOff(stream, cluster.replicaOf(stream));
 		// Instance b reads nothing more from the old primary (a listener reconnecting, say).
-		fleet.b.manager.listener().stop();
+		ManagerInternals.listener(fleet.b.manager).stop();
 		// The feed lands a change: its tombstone and announcement, then its checkpoint and confirmation, are lost.
 		fleet.onA.evict(changed);
 		assertThat(fleet.feed.landed()).isTrue();
@@ -138,7 +138,7 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 				""", "2", fleet.streamKey(), InvalidationStream.sequenceKey(fleet.streamKey()),
 				String.valueOf(System.currentTimeMillis() + Duration.ofMinutes(2).toMillis()), String.valueOf(heard));
 		await().atMost(Duration.ofSeconds(5)).until(() -> !fleet.onB.isInL1(heard));
-		fleet.b.manager.listener().stop();
+		ManagerInternals.listener(fleet.b.manager).stop();
 		fleet.onA.evict(changed);
 		assertThat(fleet.feed.landed()).isTrue();
 
@@ -254,7 +254,7 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 			CountingLoader loader = new CountingLoader();
 			assertThat(onReader.get(key, loader.returning(NEW))).contains(NEW);
 			assertThat(onReader.get(key, loader.returning(NEW))).contains(NEW);
-			assertThat(reader.manager.pending().covers(name, PendingEvictions.ALL)).isTrue();
+			assertThat(ManagerInternals.pending(reader.manager).covers(name, PendingEvictions.ALL)).isTrue();
 		}
 		finally {
 			cluster.restart(counter);
@@ -331,10 +331,10 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		counter.kill();
 		try {
 			onWriter.evictAll();
-			writer.manager.retry().retry();
-			writer.manager.retry().retry();
+			ManagerInternals.retry(writer.manager).retry();
+			ManagerInternals.retry(writer.manager).retry();
 			writer.ticker.advance(CacheInstance.MAX_SILENCE);
-			writer.manager.retry().retry();
+			ManagerInternals.retry(writer.manager).retry();
 			// The stream keeps order: once the announcement after max-silence is in, every earlier one is too.
 			await().atMost(Duration.ofSeconds(1))
 				.until(() -> reader.count("tiered.cache.invalidations.received", "cache", name) >= 2);

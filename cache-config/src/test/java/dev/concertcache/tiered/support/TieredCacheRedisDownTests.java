@@ -117,7 +117,7 @@ class TieredCacheRedisDownTests {
 			long id = coldKey.incrementAndGet();
 			this.database.put(id, new Item(id, "v1"));
 			onA.get(id, loader(id));
-			return a.manager.circuitBreaker().getState() == CircuitBreaker.State.CLOSED;
+			return ManagerInternals.circuitBreaker(a.manager).getState() == CircuitBreaker.State.CLOSED;
 		});
 	}
 
@@ -157,7 +157,7 @@ class TieredCacheRedisDownTests {
 		Duration elapsed = Duration.ofNanos(System.nanoTime() - started);
 		assertThat(failures).as("failed reads").hasValue(0);
 		assertThat(this.loads).hasValue(WARM);
-		assertThat(a.manager.circuitBreaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(ManagerInternals.circuitBreaker(a.manager).getState()).isEqualTo(CircuitBreaker.State.OPEN);
 		// 20 cold keys on 8 threads, one 250 ms timeout each at most before the breaker opened: no pile-up.
 		assertThat(elapsed).as("400 reads while Redis hangs").isLessThan(Duration.ofSeconds(2));
 	}
@@ -193,7 +193,7 @@ class TieredCacheRedisDownTests {
 		// Another loader holds the key's lock, so A's read waits for its value and reads the key again.
 		a.redis.delete(valueKey);
 		a.redis.opsForValue().set(valueKey.replaceFirst(":items:g", ":items:lock:g"), "another-loader");
-		long disconnects = a.manager.serverConfirmation().disconnects();
+		long disconnects = ManagerInternals.serverConfirmation(a.manager).disconnects();
 		// Before A asks again (its second get-or-lock step, after waiting for the holder), the connection drops and
 		// comes back where the key holds an old value (a promoted replica).
 		CommandTrap.Rule reconnected = a.commands.nth(2, Sent.script().and(Sent.naming(valueKey)), () -> {
@@ -201,7 +201,7 @@ class TieredCacheRedisDownTests {
 			a.redis.delete(valueKey.replaceFirst(":items:g", ":items:lock:g"));
 			killClients();
 			await().atMost(Duration.ofSeconds(5))
-				.until(() -> a.manager.serverConfirmation().disconnects() > disconnects);
+				.until(() -> ManagerInternals.serverConfirmation(a.manager).disconnects() > disconnects);
 		});
 		this.database.put(1L, new Item(1, "new"));
 
