@@ -81,6 +81,9 @@ public record TieredCacheProperties(@DefaultValue("none") TieredCacheMode mode, 
 	 * @param maxSilence How long this instance may go without proof that it heard every invalidation before its L1
 	 * stops serving entries read before then; keep it below the freshness promise minus the stream's delivery time
 	 * (default 750ms).
+	 * @param disconnectMaxAge How long after its read an L1 entry is served from a Redis connection's disconnect until
+	 * a read of the stream sent after it comes back: the stream's node may be gone and other instances' writes
+	 * unheard, so this is the staleness they can reach meanwhile (default 50ms).
 	 * @param tombstoneTtl Time an eviction's tombstone stays in Redis; a load that started before an eviction and
 	 * takes longer does not write to Redis (default 30s).
 	 * @param pendingMaximumSize Evictions kept in memory while Redis cannot be reached; past it, every cache is
@@ -89,8 +92,8 @@ public record TieredCacheProperties(@DefaultValue("none") TieredCacheMode mode, 
 	 * until one lands, other instances serve the old value.
 	 */
 	public record Invalidation(@Nullable Long streamMaxLength, @Nullable Duration blockTimeout,
-			@Nullable Duration maxSilence, @Nullable Duration tombstoneTtl, @Nullable Integer pendingMaximumSize,
-			@Nullable Duration retryInterval) {
+			@Nullable Duration maxSilence, @Nullable Duration disconnectMaxAge, @Nullable Duration tombstoneTtl,
+			@Nullable Integer pendingMaximumSize, @Nullable Duration retryInterval) {
 	}
 
 	/**

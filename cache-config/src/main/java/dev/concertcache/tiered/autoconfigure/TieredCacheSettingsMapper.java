@@ -55,6 +55,7 @@ final class TieredCacheSettingsMapper {
 		map.from(invalidation.streamMaxLength()).to(builder::streamMaxLength);
 		map.from(invalidation.blockTimeout()).to(builder::blockTimeout);
 		map.from(invalidation.maxSilence()).to(builder::maxSilence);
+		map.from(invalidation.disconnectMaxAge()).to(builder::disconnectMaxAge);
 		map.from(invalidation.tombstoneTtl()).to(builder::tombstoneTtl);
 		map.from(invalidation.pendingMaximumSize()).to(builder::pendingMaximumSize);
 		map.from(invalidation.retryInterval()).to(builder::retryInterval);

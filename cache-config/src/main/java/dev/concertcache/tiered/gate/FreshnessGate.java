@@ -1,6 +1,7 @@
 package dev.concertcache.tiered.gate;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
@@ -10,13 +11,17 @@ import org.jspecify.annotations.Nullable;
  * by whoever learns it:
  * <ul>
  * <li>{@link #heard()}: up to when the invalidation listener has read every message of the stream;</li>
+ * <li>{@link #disconnected()}: a Redis connection dropped, so the stream's node may be gone, which nothing else tells
+ * for a while (a blocked read waits out its timeout), until a read of the stream sent after it comes back
+ * ({@link #readAfter});</li>
  * <li>the change feed's confirmations, if a feed is followed: up to when every change committed in the database
  * has been invalidated in both tiers ({@link #feedConfirmedUntil}, {@link #feedPosition()});</li>
  * <li>{@link #server()}: whether the Redis server behind the connections is known after a disconnect;</li>
  * <li>{@link #pending()}: this instance's evictions that Redis has not taken yet.</li>
  * </ul>
  * An L1 entry is served while the stream was heard and the feed confirmed within their bounds since it was read, or
- * it was read within them ({@link #servesFromL1}); Redis is read as usual only while the feed confirmed within
+ * it was read within them; from a disconnect until a read of the stream answers for it, only if it was read within
+ * {@code disconnect-max-age}, the staleness another instance's write can then reach ({@link #servesFromL1}); Redis is read as usual only while the feed confirmed within
  * {@code max-lag} ({@link #trustsRedis()}), and a key only while no eviction of it is pending and the server is
  * known ({@link #redisStamp}). Times are on this instance's ticker: no instance's clock is compared with another's.
  */
@@ -33,13 +38,27 @@ public final class FreshnessGate {
 
 	private final PendingEvictions pending;
 
+	private final Ticker ticker;
+
+	private final long disconnectMaxAgeNanos;
+
+	private final AtomicLong disconnects = new AtomicLong();
+
+	/** The disconnects that a read of the stream sent after them has answered for. */
+	private final AtomicLong readAfter = new AtomicLong();
+
 	/**
 	 * @param maxSilence how long the stream may go unheard before L1 serves only what it read since
+	 * @param disconnectMaxAge how long after its read an L1 entry is served from a Redis connection's disconnect until
+	 * a read of the stream sent after it comes back
 	 * @param feedMaxLag how old the change feed's last confirmation may be for the tiers to be trusted, {@code null}
 	 * when no feed is followed
 	 * @param pendingMaximumSize pending evictions kept at most, past which every cache is evicted whole
 	 */
-	public FreshnessGate(Ticker ticker, Duration maxSilence, @Nullable Duration feedMaxLag, int pendingMaximumSize) {
+	public FreshnessGate(Ticker ticker, Duration maxSilence, Duration disconnectMaxAge, @Nullable Duration feedMaxLag,
+			int pendingMaximumSize) {
+		this.ticker = ticker;
+		this.disconnectMaxAgeNanos = disconnectMaxAge.toNanos();
 		this.heard = new InvalidationWatermark(ticker, maxSilence);
 		this.feedConfirmed = (feedMaxLag != null) ? new InvalidationWatermark(ticker, feedMaxLag) : null;
 		this.pending = new PendingEvictions(pendingMaximumSize);
@@ -53,6 +72,21 @@ public final class FreshnessGate {
 	/** Up to when the invalidation stream has been heard; the listener moves it. */
 	public InvalidationWatermark heard() {
 		return this.heard;
+	}
+
+	/** A Redis connection dropped: the stream's node may be gone. */
+	public void disconnected() {
+		this.disconnects.incrementAndGet();
+	}
+
+	/** The disconnects so far: a read of the stream sent after this call answers for them. */
+	public long disconnects() {
+		return this.disconnects.get();
+	}
+
+	/** A read of the stream sent after the first {@code disconnects} disconnects came back. */
+	public void readAfter(long disconnects) {
+		this.readAfter.accumulateAndGet(disconnects, Math::max);
 	}
 
 	public ServerConfirmation server() {
@@ -90,7 +124,10 @@ public final class FreshnessGate {
 	 * pending eviction does not count: every read of the cache would.
 	 */
 	public boolean servesFromL1(String cache, String key, long readAt, long databaseReadAt) {
-		return this.heard.covers(readAt) && feedCovers(databaseReadAt) && !this.pending.coversKey(cache, key);
+		boolean heard = (this.readAfter.get() < this.disconnects.get())
+				? readAt != InvalidationWatermark.NEVER && this.ticker.read() - readAt <= this.disconnectMaxAgeNanos
+				: this.heard.covers(readAt);
+		return heard && feedCovers(databaseReadAt) && !this.pending.coversKey(cache, key);
 	}
 
 	/** Whether Redis may be read as usual: every change older than {@code max-lag} is tombstoned there. */

@@ -92,13 +92,16 @@ public final class InvalidationListener implements Runnable {
 
 		@Override
 		public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
+			if (connection instanceof StatefulRedisSentinelConnection<?, ?>) {
+				return; // a Sentinel's connection (asked for the primary, then closed) carries no data
+			}
+			// Any node's, on a cluster too: the listener's own read may be blocked on a node that is gone.
+			InvalidationListener.this.gate.disconnected();
 			if (connection == InvalidationListener.this.connection) {
 				InvalidationListener.this.suspect.set(true);
 				InvalidationListener.this.reading = false;
 			}
-			else if (InvalidationListener.this.server != null
-					&& !(connection instanceof StatefulRedisSentinelConnection<?, ?>)) {
-				// A Sentinel's connection (asked for the primary, then closed) carries no data.
+			else if (InvalidationListener.this.server != null) {
 				InvalidationListener.this.server.disconnected();
 			}
 		}
@@ -207,6 +210,7 @@ public final class InvalidationListener implements Runnable {
 				if (this.server != null) {
 					this.server.confirmed(disconnects);
 				}
+				long gateDisconnects = this.gate.disconnects();
 				long sentAt = this.watermark.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
 						XReadArgs.Builder.block(this.blockTimeout).count(BATCH),
@@ -226,6 +230,7 @@ public final class InvalidationListener implements Runnable {
 					this.watermark.heardUntil(sentAt);
 					this.previousRead = sentAt;
 				}
+				this.gate.readAfter(gateDisconnects);
 				this.reading = true;
 				backoff = null;
 			}

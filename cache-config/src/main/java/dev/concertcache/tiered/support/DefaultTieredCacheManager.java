@@ -111,8 +111,8 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.instanceId = (builder.instanceId != null) ? builder.instanceId : UUID.randomUUID().toString();
 		this.blockTimeout = builder.blockTimeout;
 		Ticker watermarkTicker = (builder.watermarkTicker != null) ? builder.watermarkTicker : Ticker.systemTicker();
-		this.gate = new FreshnessGate(watermarkTicker, builder.maxSilence, builder.changeFeedMaxLag,
-				builder.pendingMaximumSize);
+		this.gate = new FreshnessGate(watermarkTicker, builder.maxSilence, builder.disconnectMaxAge,
+				builder.changeFeedMaxLag, builder.pendingMaximumSize);
 		CircuitBreakerRegistry breakers = builder.circuitBreakerRegistry();
 		this.redis = new RedisTier(new StringRedisTemplate(builder.connectionFactory),
 				breakers.circuitBreaker(CIRCUIT_BREAKER_NAME, builder.redisCircuitBreaker), this.metrics, builder.keyPrefix,

@@ -38,6 +38,12 @@ public final class TieredCacheManagerBuilder {
 	/** Within a freshness promise of one second, with a quarter of it left for delivery. */
 	public static final Duration DEFAULT_MAX_SILENCE = Duration.ofMillis(750);
 
+	/**
+	 * Within the lag this service promises for its own writes (100 ms), with the stream's node gone: what another
+	 * instance read just before a write is served at most this long after.
+	 */
+	public static final Duration DEFAULT_DISCONNECT_MAX_AGE = Duration.ofMillis(50);
+
 	/** Default time a tombstone stays in Redis. */
 	public static final Duration DEFAULT_TOMBSTONE_TTL = Duration.ofSeconds(30);
 
@@ -89,6 +95,8 @@ public final class TieredCacheManagerBuilder {
 	Duration blockTimeout = DEFAULT_BLOCK_TIMEOUT;
 
 	Duration maxSilence = DEFAULT_MAX_SILENCE;
+
+	Duration disconnectMaxAge = DEFAULT_DISCONNECT_MAX_AGE;
 
 	Duration tombstoneTtl = DEFAULT_TOMBSTONE_TTL;
 
@@ -185,6 +193,16 @@ public final class TieredCacheManagerBuilder {
 	 */
 	public TieredCacheManagerBuilder maxSilence(Duration maxSilence) {
 		this.maxSilence = maxSilence;
+		return this;
+	}
+
+	/**
+	 * How long after its read an L1 entry is served from a Redis connection's disconnect until a read of the
+	 * invalidation stream sent after it comes back: the stream's node may be gone, and other instances' writes
+	 * unheard.
+	 */
+	public TieredCacheManagerBuilder disconnectMaxAge(Duration disconnectMaxAge) {
+		this.disconnectMaxAge = disconnectMaxAge;
 		return this;
 	}
 

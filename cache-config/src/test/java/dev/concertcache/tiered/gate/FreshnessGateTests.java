@@ -19,11 +19,15 @@ class FreshnessGateTests {
 
 	private static final Duration MAX_LAG = Duration.ofMillis(200);
 
+	private static final Duration DISCONNECT_MAX_AGE = Duration.ofMillis(50);
+
 	private final AtomicLong nanos = new AtomicLong(TimeUnit.SECONDS.toNanos(100));
 
-	private final FreshnessGate gate = new FreshnessGate(this.nanos::get, MAX_SILENCE, MAX_LAG, 10);
+	private final FreshnessGate gate = new FreshnessGate(this.nanos::get, MAX_SILENCE, DISCONNECT_MAX_AGE, MAX_LAG,
+			10);
 
-	private final FreshnessGate withoutFeed = new FreshnessGate(this.nanos::get, MAX_SILENCE, null, 10);
+	private final FreshnessGate withoutFeed = new FreshnessGate(this.nanos::get, MAX_SILENCE,
+			DISCONNECT_MAX_AGE, null, 10);
 
 	@Test
 	void anEntryIsServedWhileTheStreamWasHeardAndTheFeedConfirmedSinceItWasRead() {
@@ -105,6 +109,25 @@ class FreshnessGateTests {
 		assertThat(this.gate.redisStamp("c", "k")).isNegative();
 		this.gate.server().confirmed(disconnects);
 		assertThat(this.gate.redisHolds(this.gate.redisStamp("c", "k"))).isTrue();
+	}
+
+	@Test
+	void fromADisconnectUntilAReadOfTheStreamSentAfterItL1ServesOnlyWhatItReadWithinTheDisconnectMaxAge() {
+		long readBefore = listeningAndConfirmed(this.gate);
+		advance(DISCONNECT_MAX_AGE.toMillis() + 1);
+		long readAt = this.gate.now();
+		long readStartedBefore = this.gate.disconnects();
+		this.gate.disconnected();
+		this.gate.heard().heardUntil(this.gate.now());
+		this.gate.readAfter(readStartedBefore);
+		assertThat(this.gate.servesFromL1("c", "k", readBefore, readBefore)).as("heard, but by a read sent before")
+			.isFalse();
+		assertThat(this.gate.servesFromL1("c", "k", readAt, readAt)).isTrue();
+		advance(DISCONNECT_MAX_AGE.toMillis() + 1);
+		assertThat(this.gate.servesFromL1("c", "k", readAt, readAt)).isFalse();
+
+		this.gate.readAfter(this.gate.disconnects());
+		assertThat(this.gate.servesFromL1("c", "k", readBefore, readBefore)).isTrue();
 	}
 
 	/** The listener started and heard, the feed confirmed, and a value read, all now. */

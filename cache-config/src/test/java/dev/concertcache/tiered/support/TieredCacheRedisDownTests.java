@@ -122,6 +122,30 @@ class TieredCacheRedisDownTests {
 	}
 
 	@Test
+	void whileTheStreamIsOutOfReachAnotherInstancesWriteIsServedOldForAtMostTheDisconnectMaxAge() {
+		this.redis.start();
+		CacheInstance.Settings properties = CacheInstance
+			.properties((settings) -> settings.disconnectMaxAge(Duration.ofMillis(50)));
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache("items", Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
+		this.database.put(1L, new Item(1, "v1"));
+		onB.get(1L, loader(1L));
+
+		this.redis.kill();
+		// Its listener's connection dropped with the others; what it heard before vouches for nothing now.
+		await().atMost(Duration.ofSeconds(5)).until(() -> !b.manager.isListening());
+		this.database.put(1L, new Item(1, "v2"));
+		onA.evict(1L);
+		b.watermark.advance(Duration.ofMillis(50));
+		assertThat(onB.get(1L, loader(1L))).as("within the disconnect max-age: L1").contains(new Item(1, "v1"));
+		b.watermark.advance(Duration.ofMillis(1));
+
+		assertThat(onB.get(1L, loader(1L))).as("past it: read through").contains(new Item(1, "v2"));
+	}
+
+	@Test
 	void readsStayFastWhileRedisHangsBecauseTimeoutsOpenTheBreaker() throws Exception {
 		this.redis.start();
 		CacheInstance.Settings properties = CacheInstance.properties();
