@@ -95,8 +95,12 @@ public final class InvalidationListener implements Runnable {
 			if (connection instanceof StatefulRedisSentinelConnection<?, ?>) {
 				return; // a Sentinel's connection (asked for the primary, then closed) carries no data
 			}
-			// Any node's, on a cluster too: the listener's own read may be blocked on a node that is gone.
-			InvalidationListener.this.gate.disconnected();
+			// A standalone server's connection is the stream's node; on a cluster, only the stream's primary's is (the
+			// topology refresh connects to every node and closes the connection again each time).
+			if (!(InvalidationListener.this.client instanceof RedisClusterClient)
+					|| connection == InvalidationListener.this.streamNode) {
+				InvalidationListener.this.gate.disconnected();
+			}
 			if (connection == InvalidationListener.this.connection) {
 				InvalidationListener.this.suspect.set(true);
 				InvalidationListener.this.reading = false;
@@ -118,6 +122,11 @@ public final class InvalidationListener implements Runnable {
 	private volatile RedisClusterCommands<String, String> commands;
 
 	private volatile Thread thread;
+
+	/** On a cluster, a connection to the stream's primary, whose disconnect means the stream may be out of reach. */
+	private volatile @Nullable StatefulConnection<String, String> streamNode;
+
+	private @Nullable String streamNodeId;
 
 	/** Where in the stream this listener is, and on which server. */
 	private final StreamPosition position;
@@ -210,6 +219,7 @@ public final class InvalidationListener implements Runnable {
 				if (this.server != null) {
 					this.server.confirmed(disconnects);
 				}
+				watchStreamNode();
 				long gateDisconnects = this.gate.disconnects();
 				long sentAt = this.watermark.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
@@ -280,6 +290,7 @@ public final class InvalidationListener implements Runnable {
 			}
 			// The blocking read must outlast its BLOCK time, whatever the shared command timeout is.
 			connection.setTimeout(this.blockTimeout.plusSeconds(2));
+			this.streamNodeId = null;
 			this.commands = commands;
 			this.connection = connection;
 		}
@@ -349,14 +360,29 @@ public final class InvalidationListener implements Runnable {
 	 * The {@code run_id} of the server that holds the stream: on a cluster, of the node serving its slot now (a
 	 * replica promoted in a failover has another one, as a restarted server has).
 	 */
+	/** On a cluster, watches the connection to the primary that serves the stream now. */
+	private void watchStreamNode() {
+		if (this.connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
+			RedisClusterNode primary = streamPrimary(cluster);
+			if (!primary.getNodeId().equals(this.streamNodeId)) {
+				this.streamNode = cluster.getConnection(primary.getNodeId());
+				this.streamNodeId = primary.getNodeId();
+			}
+		}
+	}
+
+	private RedisClusterNode streamPrimary(StatefulRedisClusterConnection<String, String> cluster) {
+		RedisClusterNode node = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(this.stream));
+		if (node == null) {
+			throw new IllegalStateException("No node serves the slot of " + this.stream);
+		}
+		return node;
+	}
+
 	private String runId(RedisClusterCommands<String, String> redis) {
 		String info;
 		if (this.connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
-			RedisClusterNode node = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(this.stream));
-			if (node == null) {
-				throw new IllegalStateException("No node serves the slot of " + this.stream);
-			}
-			info = cluster.getConnection(node.getNodeId()).sync().info("server");
+			info = cluster.getConnection(streamPrimary(cluster).getNodeId()).sync().info("server");
 		}
 		else {
 			info = redis.info("server");
