@@ -89,6 +89,11 @@ public final class FreshnessGate {
 		this.readAfter.accumulateAndGet(disconnects, Math::max);
 	}
 
+	/** Whether a disconnect has not been answered for by a read of the stream sent after it. */
+	public boolean isDisconnected() {
+		return this.readAfter.get() < this.disconnects.get();
+	}
+
 	public ServerConfirmation server() {
 		return this.server;
 	}
@@ -124,7 +129,7 @@ public final class FreshnessGate {
 	 * pending eviction does not count: every read of the cache would.
 	 */
 	public boolean servesFromL1(String cache, String key, long readAt, long databaseReadAt) {
-		boolean heard = (this.readAfter.get() < this.disconnects.get())
+		boolean heard = isDisconnected()
 				? readAt != InvalidationWatermark.NEVER && this.ticker.read() - readAt <= this.disconnectMaxAgeNanos
 				: this.heard.covers(readAt);
 		return heard && feedCovers(databaseReadAt) && !this.pending.coversKey(cache, key);

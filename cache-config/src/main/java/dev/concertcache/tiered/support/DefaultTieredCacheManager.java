@@ -261,12 +261,14 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	/**
-	 * Whether this instance hears other instances' invalidations: its listener is connected and its thread alive.
-	 * While it does not, L1 serves nothing older than {@code tiered-cache.invalidation.max-silence}.
+	 * Whether this instance hears other instances' invalidations: its listener is connected, its thread alive, and it
+	 * has read the stream since the stream's node last dropped a connection. While it does not, L1 serves nothing
+	 * older than {@code tiered-cache.invalidation.max-silence}, after a disconnect nothing older than
+	 * {@code disconnect-max-age}.
 	 */
 	public boolean isListening() {
 		InvalidationListener listener = this.listener;
-		return listener != null && listener.isConnected();
+		return listener != null && listener.isConnected() && !this.gate.isDisconnected();
 	}
 
 	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */

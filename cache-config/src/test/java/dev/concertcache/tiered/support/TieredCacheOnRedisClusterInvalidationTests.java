@@ -63,6 +63,41 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 	}
 
 	@Test
+	void whileTheStreamsPrimaryIsDownAnotherInstancesWriteIsServedOldForAtMostTheDisconnectMaxAge() {
+		CacheInstance.Settings properties = CacheInstance
+			.properties((settings) -> settings.disconnectMaxAge(Duration.ofMillis(50)));
+		RedisCluster.Node stream = cluster.primaryFor(properties.getKeyPrefix() + ":invalidations");
+		String name = cacheWhoseCounterIsNotOn(properties, stream);
+		CacheInstance a = instance(properties);
+		CacheInstance b = instance(properties);
+		CacheUnderTest<Long, Item> onA = a.cache(name, Long.class, Item.class);
+		CacheUnderTest<Long, Item> onB = b.cache(name, Long.class, Item.class);
+		long key = keyOffStreamAndCounter(properties, onA, name);
+		onB.get(key, new CountingLoader().returning(OLD));
+		assertThat(b.manager.isListening()).isTrue();
+		// No replica takes over: the stream stays out of reach for the whole test, however slow it runs.
+		RedisCluster.Node replica = cluster.replicaOf(stream);
+		replica.kill();
+		stream.kill();
+		try {
+			await().atMost(Duration.ofSeconds(5)).until(() -> !b.manager.isListening());
+			// The key's tombstone lands on its own primary; its announcement cannot be appended (A keeps it pending).
+			onA.evict(key);
+			b.watermark.advance(Duration.ofMillis(50));
+			assertThat(onB.get(key, new CountingLoader().returning(NEW))).as("within the disconnect max-age: L1")
+				.contains(OLD);
+			b.watermark.advance(Duration.ofMillis(1));
+
+			assertThat(onB.get(key, new CountingLoader().returning(NEW))).as("past it: Redis, then the loader")
+				.contains(NEW);
+		}
+		finally {
+			replica.start();
+			cluster.restart(stream);
+		}
+	}
+
+	@Test
 	void aFailoverOfThePrimaryOfTheStreamKeepsL1WhereNothingHeardIsLostAndTheChangeFeedInvalidatesAgainWhatThePromotedReplicaLacks() {
 		Followed fleet = twoInstancesFollowingAFeed();
 		long changed = 1;
