@@ -102,12 +102,14 @@ public final class RedisCluster implements AutoCloseable {
 
 	/** The node a primary's replica runs on, as the primary sees it. */
 	public Node replicaOf(Node primary) {
-		for (Node node : runningNodes()) {
-			if (primary.id().equals(node.primaryId())) {
-				return node;
-			}
-		}
-		throw new IllegalStateException(primary + " has no running replica");
+		return replicasOf(primary).stream()
+			.findFirst()
+			.orElseThrow(() -> new IllegalStateException(primary + " has no running replica"));
+	}
+
+	/** Every running replica of a primary: after restarts, a primary may have more than one. */
+	public List<Node> replicasOf(Node primary) {
+		return runningNodes().stream().filter((node) -> primary.id().equals(node.primaryId())).toList();
 	}
 
 	/**

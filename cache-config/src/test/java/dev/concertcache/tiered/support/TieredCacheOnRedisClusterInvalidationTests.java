@@ -76,8 +76,8 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		onB.get(key, new CountingLoader().returning(OLD));
 		assertThat(b.manager.isListening()).isTrue();
 		// No replica takes over: the stream stays out of reach for the whole test, however slow it runs.
-		RedisCluster.Node replica = cluster.replicaOf(stream);
-		replica.kill();
+		List<RedisCluster.Node> replicas = cluster.replicasOf(stream);
+		replicas.forEach(RedisCluster.Node::kill);
 		stream.kill();
 		try {
 			await().atMost(Duration.ofSeconds(5)).until(() -> !b.manager.isListening());
@@ -88,11 +88,13 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 				.contains(OLD);
 			b.watermark.advance(Duration.ofMillis(1));
 
-			assertThat(onB.get(key, new CountingLoader().returning(NEW))).as("past it: Redis, then the loader")
-				.contains(NEW);
+			assertThat(onB.lookup(key, new CountingLoader().returning(NEW))).satisfies((lookup) -> {
+				assertThat(lookup.value()).as("past it: Redis, then the loader: %s", lookup).contains(NEW);
+				assertThat(lookup.source()).isEqualTo(Source.LOADER);
+			});
 		}
 		finally {
-			replica.start();
+			replicas.forEach(RedisCluster.Node::start);
 			cluster.restart(stream);
 		}
 	}
