@@ -8,20 +8,11 @@ import java.util.function.Consumer;
 
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisClient;
 import io.lettuce.core.sentinel.api.StatefulRedisSentinelConnection;
 import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.StatefulRedisConnectionImpl;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.SlotHash;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import io.lettuce.core.cluster.models.partitions.RedisClusterNode;
-import io.lettuce.core.codec.StringCodec;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -64,7 +55,7 @@ public final class InvalidationListener implements Runnable {
 
 	private final Duration blockTimeout;
 
-	private final String clientName;
+	private final StreamConnection connection;
 
 	private final Consumer<Map<String, String>> messages;
 
@@ -95,13 +86,10 @@ public final class InvalidationListener implements Runnable {
 			if (connection instanceof StatefulRedisSentinelConnection<?, ?>) {
 				return; // a Sentinel's connection (asked for the primary, then closed) carries no data
 			}
-			// A standalone server's connection is the stream's node; on a cluster, only the stream's primary's is (the
-			// topology refresh connects to every node and closes the connection again each time).
-			if (!(InvalidationListener.this.client instanceof RedisClusterClient)
-					|| connection == InvalidationListener.this.streamNode) {
+			if (InvalidationListener.this.connection.mayCarryTheStream(connection)) {
 				InvalidationListener.this.gate.disconnected();
 			}
-			if (connection == InvalidationListener.this.connection) {
+			if (InvalidationListener.this.connection.is(connection)) {
 				InvalidationListener.this.suspect.set(true);
 				InvalidationListener.this.reading = false;
 			}
@@ -117,16 +105,7 @@ public final class InvalidationListener implements Runnable {
 	/** Whether the last read of the stream came back and no disconnect was seen since. */
 	private volatile boolean reading;
 
-	private volatile StatefulConnection<String, String> connection;
-
-	private volatile RedisClusterCommands<String, String> commands;
-
 	private volatile Thread thread;
-
-	/** On a cluster, a connection to the stream's primary, whose disconnect means the stream may be out of reach. */
-	private volatile @Nullable StatefulConnection<String, String> streamNode;
-
-	private @Nullable String streamNodeId;
 
 	/** Where in the stream this listener is, and on which server. */
 	private final StreamPosition position;
@@ -137,7 +116,8 @@ public final class InvalidationListener implements Runnable {
 		this.client = client;
 		this.stream = stream;
 		this.blockTimeout = blockTimeout;
-		this.clientName = clientName;
+		// The blocking read must outlast its BLOCK time, whatever the shared command timeout is.
+		this.connection = new StreamConnection(client, stream, blockTimeout.plusSeconds(2), clientName);
 		this.messages = messages;
 		this.flush = flush;
 		this.metrics = metrics;
@@ -166,10 +146,7 @@ public final class InvalidationListener implements Runnable {
 	public synchronized void stop() {
 		this.running = false;
 		this.client.removeListener(this.disconnects);
-		StatefulConnection<String, String> connection = this.connection;
-		if (connection != null) {
-			connection.closeAsync();
-		}
+		this.connection.close();
 		Thread thread = this.thread;
 		if (thread != null) {
 			thread.interrupt();
@@ -200,10 +177,10 @@ public final class InvalidationListener implements Runnable {
 		BackOffExecution backoff = null;
 		while (this.running) {
 			try {
-				RedisClusterCommands<String, String> redis = connection();
+				RedisClusterCommands<String, String> redis = this.connection.commands();
 				long disconnects = (this.server != null) ? this.server.disconnects() : 0;
 				if (!this.position.isStarted()) {
-					this.position.start(redis, runId(redis));
+					this.position.start(redis, this.connection.runId(redis));
 					if (this.suspect.getAndSet(false)) {
 						// Started while Redis was unreachable: L1 was filled without hearing from anyone.
 						this.flush.accept("connected after start-up");
@@ -219,7 +196,6 @@ public final class InvalidationListener implements Runnable {
 				if (this.server != null) {
 					this.server.confirmed(disconnects);
 				}
-				watchStreamNode();
 				long gateDisconnects = this.gate.disconnects();
 				long sentAt = this.watermark.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
@@ -268,48 +244,6 @@ public final class InvalidationListener implements Runnable {
 		}
 	}
 
-	private RedisClusterCommands<String, String> connection() {
-		StatefulConnection<String, String> connection = this.connection;
-		if (connection == null || !connection.isOpen()) {
-			if (connection != null) {
-				// Its auto-reconnect would bring it back beside the new one: a connection leaked per drop.
-				connection.closeAsync();
-			}
-			RedisClusterCommands<String, String> commands;
-			if (this.client instanceof RedisClusterClient cluster) {
-				StatefulRedisClusterConnection<String, String> clustered = cluster.connect(StringCodec.UTF8);
-				commands = clustered.sync();
-				connection = clustered;
-			}
-			else {
-				StatefulRedisConnection<String, String> standalone = ((RedisClient) this.client)
-					.connect(StringCodec.UTF8);
-				commands = standalone.sync();
-				connection = standalone;
-				name(standalone, commands);
-			}
-			// The blocking read must outlast its BLOCK time, whatever the shared command timeout is.
-			connection.setTimeout(this.blockTimeout.plusSeconds(2));
-			this.streamNodeId = null;
-			this.commands = commands;
-			this.connection = connection;
-		}
-		return this.commands;
-	}
-
-	/**
-	 * Names the connection in {@code CLIENT LIST}. Through Lettuce's connection, which keeps the name for the
-	 * handshake of each reconnect it makes by itself; a plain {@code CLIENT SETNAME} is gone after the first one.
-	 */
-	private void name(StatefulRedisConnection<String, String> connection, RedisClusterCommands<String, String> commands) {
-		if (connection instanceof StatefulRedisConnectionImpl<String, String> lettuce) {
-			lettuce.setClientName(this.clientName);
-		}
-		else {
-			commands.clientSetname(this.clientName);
-		}
-	}
-
 	/**
 	 * After a disconnect: another server (its {@code run_id}) is reported and resumed on; the same one is asked
 	 * whether messages were lost meanwhile.
@@ -322,7 +256,7 @@ public final class InvalidationListener implements Runnable {
 
 	/** Reports another server behind the connection (its {@code run_id} changed); returns whether it did. */
 	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
-		return this.position.onServer(redis, runId(redis));
+		return this.position.onServer(redis, this.connection.runId(redis));
 	}
 
 	/**
@@ -354,45 +288,6 @@ public final class InvalidationListener implements Runnable {
 		catch (RuntimeException ex) {
 			logger.warn("Cannot apply invalidation " + body, ex);
 		}
-	}
-
-	/**
-	 * The {@code run_id} of the server that holds the stream: on a cluster, of the node serving its slot now (a
-	 * replica promoted in a failover has another one, as a restarted server has).
-	 */
-	/** On a cluster, watches the connection to the primary that serves the stream now. */
-	private void watchStreamNode() {
-		if (this.connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
-			RedisClusterNode primary = streamPrimary(cluster);
-			if (!primary.getNodeId().equals(this.streamNodeId)) {
-				this.streamNode = cluster.getConnection(primary.getNodeId());
-				this.streamNodeId = primary.getNodeId();
-			}
-		}
-	}
-
-	private RedisClusterNode streamPrimary(StatefulRedisClusterConnection<String, String> cluster) {
-		RedisClusterNode node = cluster.getPartitions().getMasterBySlot(SlotHash.getSlot(this.stream));
-		if (node == null) {
-			throw new IllegalStateException("No node serves the slot of " + this.stream);
-		}
-		return node;
-	}
-
-	private String runId(RedisClusterCommands<String, String> redis) {
-		String info;
-		if (this.connection instanceof StatefulRedisClusterConnection<String, String> cluster) {
-			info = cluster.getConnection(streamPrimary(cluster).getNodeId()).sync().info("server");
-		}
-		else {
-			info = redis.info("server");
-		}
-		for (String line : info.split("\r?\n")) {
-			if (line.startsWith("run_id:")) {
-				return line.substring("run_id:".length()).trim();
-			}
-		}
-		return "";
 	}
 
 	private static ExponentialBackOff backOff(Duration initial, Duration maximum) {
