@@ -20,6 +20,7 @@ import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.log.InvalidationListener;
 import dev.concertcache.tiered.log.InvalidationStream;
+import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 import dev.concertcache.tiered.redis.RedisTier;
 
 /**
@@ -46,6 +47,8 @@ public final class FailoverGenerations {
 
 	private final Clock clock;
 
+	private final TieredCacheMetrics metrics;
+
 	private final AtomicLong failoverEpoch = new AtomicLong(-1);
 
 	/** How the last failover moved a generation; a move Redis did not take is retried with it. */
@@ -53,15 +56,13 @@ public final class FailoverGenerations {
 		throw new IllegalStateException("No failover to retry");
 	};
 
-	private final AtomicLong failoversHandled = new AtomicLong();
-
 	private volatile @Nullable ClusterFailovers failovers;
 
 	private volatile @Nullable ExecutorService moves;
 
 	public FailoverGenerations(Supplier<? extends Collection<CacheEvictions>> caches, RedisTier redis,
 			InvalidationStream stream, FreshnessGate gate, Supplier<@Nullable InvalidationListener> listener,
-			String instanceId, Clock clock) {
+			String instanceId, Clock clock, TieredCacheMetrics metrics) {
 		this.caches = caches;
 		this.redis = redis;
 		this.stream = stream;
@@ -69,6 +70,7 @@ public final class FailoverGenerations {
 		this.listener = listener;
 		this.instanceId = instanceId;
 		this.clock = clock;
+		this.metrics = metrics;
 	}
 
 	/**
@@ -220,7 +222,7 @@ public final class FailoverGenerations {
 				}
 			}
 		}
-		this.failoversHandled.incrementAndGet();
+		this.metrics.failoverHandled();
 	}
 
 	/** A node answered MOVED: the slot moved (a failover, a resharding) and this instance's topology is behind. */
@@ -240,11 +242,6 @@ public final class FailoverGenerations {
 		catch (RuntimeException ex) {
 			return false;
 		}
-	}
-
-	/** How many failovers (or new primaries) this instance has moved its generations for; for tests. */
-	public long handled() {
-		return this.failoversHandled.get();
 	}
 
 }

@@ -41,6 +41,8 @@ import dev.concertcache.tiered.loader.LoadRejectedException;
  * fill of L1 from the fleet's hot set before the instance is ready, and the entries it put in.</li>
  * <li>{@code tiered_cache_size{cache,tier="l1"}} (stale entries included), {@code tiered_cache_pending_evictions}.
  * </li>
+ * <li>{@code tiered_cache_failovers_total}: Redis failovers (a cluster's new primaries, a new server behind a
+ * Sentinel or a restart) for which this instance moved every cache's generation (ADR 0039).</li>
  * </ul>
  */
 public final class TieredCacheMetrics {
@@ -98,6 +100,11 @@ public final class TieredCacheMetrics {
 		Gauge.builder("tiered.cache.pending.evictions", size)
 			.description("Evictions waiting for Redis to be reachable again")
 			.register(this.registry);
+	}
+
+	/** A failover or new primary whose generations this instance moved: {@code tiered.cache.failovers}. */
+	public void failoverHandled() {
+		this.registry.counter("tiered.cache.failovers").increment();
 	}
 
 	/** The meters of one cache. */

@@ -125,7 +125,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		this.hotSet = new HotSetExchange(this.mode, builder.hotSet.validate("tiered-cache.hot-set"), this::cores,
 				this.redis, this.metrics, this.clock);
 		this.failovers = new FailoverGenerations(this::evictions, this.redis, this.stream, this.gate,
-				() -> this.listener, this.instanceId, this.clock);
+				() -> this.listener, this.instanceId, this.clock, this.metrics);
 		this.retry = new PendingEvictionRetry(this.gate.pending(), this::evictions,
 				(name) -> Optional.ofNullable(coreOrNull(name)).map(DefaultTieredCache::evictions).orElse(null),
 				this.failovers::retryMove, builder.retryInterval);

@@ -245,6 +245,11 @@ final class CacheInstance implements AutoCloseable {
 		return new CacheUnderTest<>(cache, ManagerInternals.core(this.manager, name));
 	}
 
+	/** How many failovers (or new primaries) this instance has moved its generations for. */
+	long failoversHandled() {
+		return (long) count("tiered.cache.failovers");
+	}
+
 	/** The count of the counter or function counter {@code name} with {@code tags}. */
 	double count(String name, String... tags) {
 		return Meters.count(this.meters, name, tags);

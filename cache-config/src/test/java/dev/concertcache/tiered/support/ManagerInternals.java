@@ -7,7 +7,6 @@ import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
 import dev.concertcache.tiered.TieredCacheConfiguration;
 import dev.concertcache.tiered.eviction.PendingEvictionRetry;
-import dev.concertcache.tiered.failover.FailoverGenerations;
 import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
@@ -25,10 +24,6 @@ import org.springframework.test.util.ReflectionTestUtils;
 final class ManagerInternals {
 
 	private ManagerInternals() {
-	}
-
-	static FailoverGenerations failovers(DefaultTieredCacheManager manager) {
-		return field(manager, "failovers");
 	}
 
 	static InvalidationListener listener(DefaultTieredCacheManager manager) {

@@ -126,12 +126,12 @@ abstract class RedisClusterTestSupport {
 		 * max-lag; then starts b's listener again.
 		 */
 		void failOver(RedisCluster.Node stream) {
-			long handledOnA = ManagerInternals.failovers(this.a.manager).handled();
-			long handledOnB = ManagerInternals.failovers(this.b.manager).handled();
+			long handledOnA = this.a.failoversHandled();
+			long handledOnB = this.b.failoversHandled();
 			cluster.killPrimary(stream);
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> ManagerInternals.failovers(this.a.manager).handled() > handledOnA
-						&& ManagerInternals.failovers(this.b.manager).handled() > handledOnB);
+				.until(() -> this.a.failoversHandled() > handledOnA
+						&& this.b.failoversHandled() > handledOnB);
 			this.a.watermark.advance(FEED_MAX_LAG.plusMillis(1));
 			this.b.watermark.advance(FEED_MAX_LAG.plusMillis(1));
 			ManagerInternals.listener(this.b.manager).start();

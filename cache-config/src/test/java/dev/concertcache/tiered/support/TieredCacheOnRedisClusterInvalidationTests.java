@@ -35,8 +35,8 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		long key = keyOff(onA, stream);
 		onA.get(key, new CountingLoader().returning(OLD));
 		onB.get(key, new CountingLoader().returning(OLD));
-		long handledOnA = ManagerInternals.failovers(a.manager).handled();
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnA = a.failoversHandled();
+		long handledOnB = b.failoversHandled();
 		// The listeners would flush L1 on finding another run_id behind the stream: parked before they look, as a
 		// listener whose connection was not dropped (a partition) would not look at all.
 		CountDownLatch checked = new CountDownLatch(1);
@@ -48,7 +48,7 @@ class TieredCacheOnRedisClusterInvalidationTests extends RedisClusterTestSupport
 		cluster.killPrimary(stream);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
+				.until(() -> a.failoversHandled() > handledOnA && b.failoversHandled() > handledOnB);
 			await().atMost(Duration.ofSeconds(10))
 				.until(() -> serverChecks.stream().allMatch((check) -> check.fired().get() > 0));
 

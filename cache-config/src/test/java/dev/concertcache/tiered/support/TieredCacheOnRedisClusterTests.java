@@ -116,8 +116,8 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(key));
 		assertThat(onA.get(key, new CountingLoader().returning(NEW))).contains(NEW);
 		assertThat(onB.get(key, new CountingLoader().returning(NEW))).contains(NEW);
-		long handledOnA = ManagerInternals.failovers(a.manager).handled();
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnA = a.failoversHandled();
+		long handledOnB = b.failoversHandled();
 		long generation = Long.parseLong(a.redis.opsForValue().get(properties.getKeyPrefix() + ":v1:items:generation"));
 		String oldKey = onA.redisKey(key);
 		long killedAt = System.nanoTime();
@@ -127,7 +127,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		assertThat(replica.command("GET", oldKey)).contains("old");
 
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
+			.until(() -> a.failoversHandled() > handledOnA && b.failoversHandled() > handledOnB);
 		long handledAfter = (System.nanoTime() - killedAt) / 1_000_000;
 		System.out.println("Failover: replica promoted " + promotedAfter + " ms after the kill, generations moved "
 				+ handledAfter + " ms after it");
@@ -163,14 +163,14 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 			onA.get(each, new CountingLoader().returning(OLD));
 			onB.get(each, new CountingLoader().returning(OLD));
 		}
-		long handledOnA = ManagerInternals.failovers(a.manager).handled();
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnA = a.failoversHandled();
+		long handledOnB = b.failoversHandled();
 		String before = onA.redisKey(key);
 
 		cluster.killPrimary(primary);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
+				.until(() -> a.failoversHandled() > handledOnA && b.failoversHandled() > handledOnB);
 			// The instance that moved the generations announced it; the other one has heard it.
 			await().atMost(Duration.ofSeconds(5))
 				.until(() -> a.count("tiered.cache.invalidations.received", "cache", "items")
@@ -212,8 +212,8 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		onA.get(key, new CountingLoader().returning(OLD));
 		onB.get(key, new CountingLoader().returning(OLD));
 		String before = onA.redisKey(key);
-		long handledOnA = ManagerInternals.failovers(a.manager).handled();
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnA = a.failoversHandled();
+		long handledOnB = b.failoversHandled();
 		// The promoted replica refuses every script, the generation moves included, until told otherwise.
 		for (CacheInstance instance : List.of(a, b)) {
 			instance.commands.once(TieredCommands.failoverMove(),
@@ -223,7 +223,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		cluster.killPrimary(counter);
 		try {
 			await().atMost(Duration.ofSeconds(10))
-				.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
+				.until(() -> a.failoversHandled() > handledOnA && b.failoversHandled() > handledOnB);
 			assertThat(ManagerInternals.pending(a.manager).isEmpty()).isFalse();
 			assertThat(onA.isInL1(key)).isTrue();
 			assertThat(onB.isInL1(key)).isTrue();
@@ -355,7 +355,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		onA.get(chosen, new CountingLoader().returning(OLD));
 		cutOff(primary, replica);
 		onA.evict(chosen);
-		long handled = ManagerInternals.failovers(a.manager).handled();
+		long handled = a.failoversHandled();
 
 		// The replica takes the slots without the primary's last writes; the primary, alive, answers MOVED.
 		replica.command("CLUSTER", "FAILOVER", "TAKEOVER");
@@ -365,7 +365,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		CountingLoader loader = new CountingLoader();
 		assertThat(onA.get(chosen, loader.returning(NEW))).contains(NEW);
 		assertThat(loader.calls()).isEqualTo(1);
-		await().atMost(Duration.ofSeconds(5)).until(() -> ManagerInternals.failovers(a.manager).handled() > handled);
+		await().atMost(Duration.ofSeconds(5)).until(() -> a.failoversHandled() > handled);
 	}
 
 	@Test
@@ -380,7 +380,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 		String slot = source.command("CLUSTER", "KEYSLOT", onA.redisKey(chosen)).trim();
 		String sourceId = source.command("CLUSTER", "MYID").trim();
 		String targetId = target.command("CLUSTER", "MYID").trim();
-		long handled = ManagerInternals.failovers(a.manager).handled();
+		long handled = a.failoversHandled();
 
 		// As redis-cli --cluster reshard does: the slot importing and migrating, its keys moved one by one.
 		target.command("CLUSTER", "SETSLOT", slot, "IMPORTING", sourceId);
@@ -399,7 +399,7 @@ class TieredCacheOnRedisClusterTests extends RedisClusterTestSupport {
 			node.command("CLUSTER", "SETSLOT", slot, "NODE", targetId);
 		}
 		// A slot served by another primary is handled as a failover (ADR 0039): every generation moves.
-		await().atMost(Duration.ofSeconds(5)).until(() -> ManagerInternals.failovers(a.manager).handled() > handled);
+		await().atMost(Duration.ofSeconds(5)).until(() -> a.failoversHandled() > handled);
 	}
 
 }

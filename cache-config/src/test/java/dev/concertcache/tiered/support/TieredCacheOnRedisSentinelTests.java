@@ -53,8 +53,8 @@ class TieredCacheOnRedisSentinelTests {
 		onA.get(1L, new CountingLoader().returning(OLD));
 		cutOffReplicaThenEvict(onA, onB);
 		String oldKey = onA.redisKey(1L);
-		long handledOnA = ManagerInternals.failovers(a.manager).handled();
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnA = a.failoversHandled();
+		long handledOnB = b.failoversHandled();
 		long killedAt = System.nanoTime();
 		this.sentinel.killPrimary();
 		long promotedAfter = (System.nanoTime() - killedAt) / 1_000_000;
@@ -62,7 +62,7 @@ class TieredCacheOnRedisSentinelTests {
 		assertThat(replica.command("GET", oldKey)).contains("old");
 
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
+			.until(() -> a.failoversHandled() > handledOnA && b.failoversHandled() > handledOnB);
 		long handledAfter = (System.nanoTime() - killedAt) / 1_000_000;
 		System.out.println("Sentinel failover: replica promoted " + promotedAfter + " ms after the kill, "
 				+ "generations moved on both instances " + handledAfter + " ms after it");
@@ -84,11 +84,11 @@ class TieredCacheOnRedisSentinelTests {
 		CacheInstance b = instance(properties);
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnB = b.failoversHandled();
 
 		this.sentinel.killPrimary();
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> ManagerInternals.failovers(b.manager).handled() > handledOnB && a.manager.isListening()
+			.until(() -> b.failoversHandled() > handledOnB && a.manager.isListening()
 					&& b.manager.isListening());
 		onB.get(1L, new CountingLoader().returning(OLD));
 		assertThat(onB.isInL1(1L)).isTrue();
@@ -114,12 +114,12 @@ class TieredCacheOnRedisSentinelTests {
 		RedisSentinel.Node primary = this.sentinel.primary();
 		RedisSentinel.Node replica = this.sentinel.replica();
 		await().atMost(Duration.ofSeconds(10)).until(() -> replicated(primary, replica));
-		long handledOnA = ManagerInternals.failovers(a.manager).handled();
-		long handledOnB = ManagerInternals.failovers(b.manager).handled();
+		long handledOnA = a.failoversHandled();
+		long handledOnB = b.failoversHandled();
 
 		this.sentinel.killPrimary();
 		await().atMost(Duration.ofSeconds(30))
-			.until(() -> ManagerInternals.failovers(a.manager).handled() > handledOnA && ManagerInternals.failovers(b.manager).handled() > handledOnB);
+			.until(() -> a.failoversHandled() > handledOnA && b.failoversHandled() > handledOnB);
 		// Heard after the generation move's announcement: a confirmation appended once both instances moved.
 		confirmChangeFeed(a, b);
 
