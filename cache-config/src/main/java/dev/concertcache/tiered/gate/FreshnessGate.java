@@ -21,9 +21,10 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * An L1 entry is served while the stream was heard and the feed confirmed within their bounds since it was read, or
  * it was read within them; from a disconnect until a read of the stream answers for it, only if it was read within
- * {@code disconnect-max-age}, the staleness another instance's write can then reach ({@link #servesFromL1}); Redis is read as usual only while the feed confirmed within
- * {@code max-lag} ({@link #trustsRedis()}), and a key only while no eviction of it is pending and the server is
- * known ({@link #redisStamp}). Times are on this instance's ticker: no instance's clock is compared with another's.
+ * {@code disconnect-max-age}, the staleness another instance's write can then reach ({@link #servesFromL1}). Redis
+ * is read as usual only while the feed confirmed within {@code max-lag} ({@link #trustsRedis()}), and a key only
+ * while no eviction of it is pending and the server is known ({@link #redisStamp}). Times are on this instance's
+ * ticker: no instance's clock is compared with another's.
  */
 public final class FreshnessGate {
 

@@ -79,11 +79,6 @@ public final class HotSetExchange {
 		}
 	}
 
-	/** The hot-set settings; for tests. */
-	public HotSetConfiguration configuration() {
-		return this.hotSet;
-	}
-
 	/**
 	 * Reads the hot set of every cache created so far, then fills their L1 in batches of
 	 * {@value HotSetConfiguration#FILL_BATCH} keys (one MGET each), the caches in turn, on a thread of its own: at

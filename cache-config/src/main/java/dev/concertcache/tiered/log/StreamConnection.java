@@ -47,7 +47,10 @@ final class StreamConnection {
 		this.clientName = clientName;
 	}
 
-	/** The commands of the open connection, opened again if it was closed; on a cluster the stream's primary followed. */
+	/**
+	 * The commands of the open connection, opened again if it was closed; on a cluster, the stream's primary
+	 * followed.
+	 */
 	RedisClusterCommands<String, String> commands() {
 		StatefulConnection<String, String> connection = this.connection;
 		if (connection == null || !connection.isOpen()) {

@@ -10,6 +10,7 @@ import dev.concertcache.tiered.eviction.PendingEvictionRetry;
 import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.gate.ServerConfirmation;
+import dev.concertcache.tiered.hotset.HotSetConfiguration;
 import dev.concertcache.tiered.hotset.HotSetExchange;
 import dev.concertcache.tiered.loader.LoaderGuard;
 import dev.concertcache.tiered.log.InvalidationListener;
@@ -36,6 +37,11 @@ final class ManagerInternals {
 
 	static HotSetExchange hotSet(DefaultTieredCacheManager manager) {
 		return field(manager, "hotSet");
+	}
+
+	/** The hot-set settings the manager was built with. */
+	static HotSetConfiguration hotSetConfiguration(DefaultTieredCacheManager manager) {
+		return (HotSetConfiguration) ReflectionTestUtils.getField(hotSet(manager), "hotSet");
 	}
 
 	static RedisTier redisTier(DefaultTieredCacheManager manager) {

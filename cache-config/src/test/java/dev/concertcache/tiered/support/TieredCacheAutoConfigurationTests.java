@@ -148,13 +148,15 @@ class TieredCacheAutoConfigurationTests {
 		this.contextRunner
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.publish-interval=10s",
 					"tiered-cache.hot-set.size=250")
-			.run((context) -> assertThat(ManagerInternals.hotSet(context.getBean(DefaultTieredCacheManager.class)).configuration())
+			.run((context) -> assertThat(
+					ManagerInternals.hotSetConfiguration(context.getBean(DefaultTieredCacheManager.class)))
 				.isEqualTo(HotSetConfiguration.defaultConfig()
 					.withPublishInterval(Duration.ofSeconds(10))
 					.withSize(250)
 					.withFillTimeout(HotSetConfiguration.DEFAULT_FILL_TIMEOUT)));
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.hot-set.fill-timeout=750ms")
-			.run((context) -> assertThat(ManagerInternals.hotSet(context.getBean(DefaultTieredCacheManager.class)).configuration())
+			.run((context) -> assertThat(
+					ManagerInternals.hotSetConfiguration(context.getBean(DefaultTieredCacheManager.class)))
 				.isEqualTo(HotSetConfiguration.defaultConfig().withFillTimeout(Duration.ofMillis(750))));
 	}
 
@@ -343,7 +345,8 @@ class TieredCacheAutoConfigurationTests {
 				java.time.ZoneOffset.UTC);
 		this.contextRunner.withPropertyValues("tiered-cache.mode=tiered")
 			.withBean(TieredCacheManagerCustomizer.class, () -> (builder) -> builder.clock(clock))
-			.run((context) -> assertThat(ManagerInternals.clock(context.getBean(DefaultTieredCacheManager.class))).isSameAs(clock));
+			.run((context) -> assertThat(ManagerInternals.clock(context.getBean(DefaultTieredCacheManager.class)))
+				.isSameAs(clock));
 	}
 
 	@Test

@@ -479,7 +479,8 @@ class TieredCacheChangeFeedTests {
 		assertThat(cache.lookup(1L, unreachable)).isEqualTo(Lookup.stale(Optional.of(OLD), Source.L2));
 		assertThat(commands.naming(cache.redisKey(1L))).as("the value Redis holds, read without the get-or-lock step")
 			.containsExactly("GET");
-		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState())
+			.isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	@Test

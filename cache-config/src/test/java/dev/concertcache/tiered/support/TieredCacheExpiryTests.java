@@ -120,7 +120,8 @@ class TieredCacheExpiryTests {
 		instance.ticker.advance(Duration.ofSeconds(2));
 		assertThat(pages.isInL1(1L)).isFalse();
 		assertThat(items.isInL1(1L)).isTrue();
-		assertThat(ManagerInternals.spec(instance.manager, "pages").l2Ttl()).isEqualTo(TieredCacheConfiguration.DEFAULT_L2_TTL);
+		assertThat(ManagerInternals.spec(instance.manager, "pages").l2Ttl())
+			.isEqualTo(TieredCacheConfiguration.DEFAULT_L2_TTL);
 	}
 
 	private static int inL1(CacheUnderTest<Long, Item> cache) {

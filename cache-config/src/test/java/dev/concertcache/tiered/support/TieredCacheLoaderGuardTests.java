@@ -64,7 +64,8 @@ class TieredCacheLoaderGuardTests {
 			})));
 		}
 		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
-		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").bulkhead().getMetrics().getAvailableConcurrentCalls()).isZero();
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").bulkhead().getMetrics().getAvailableConcurrentCalls())
+			.isZero();
 
 		long before = System.nanoTime();
 		CountingLoader third = new CountingLoader();
@@ -244,7 +245,8 @@ class TieredCacheLoaderGuardTests {
 				throw new IllegalStateException("a bug, not an outage");
 			}));
 		}
-		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState())
+			.isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	@Test
@@ -335,11 +337,13 @@ class TieredCacheLoaderGuardTests {
 				throw new DataAccessResourceFailureException("list query times out");
 			}));
 		}
-		assertThat(ManagerInternals.loaderGuard(instance.manager, "pages").breaker().getState()).isEqualTo(CircuitBreaker.State.OPEN);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "pages").breaker().getState())
+			.isEqualTo(CircuitBreaker.State.OPEN);
 		assertThat(items.get(2L, loader.returning(new Item(2, "item")))).as("while the pages' breaker is open")
 			.contains(new Item(2, "item"));
 		assertThat(loader.calls()).isEqualTo(2);
-		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState()).isEqualTo(CircuitBreaker.State.CLOSED);
+		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").breaker().getState())
+			.isEqualTo(CircuitBreaker.State.CLOSED);
 	}
 
 	private TieredCacheConfiguration smallBreaker(TieredCacheConfiguration configuration) {
