@@ -39,8 +39,6 @@ public final class FreshnessGate {
 
 	private final PendingEvictions pending;
 
-	private final Ticker ticker;
-
 	private final long disconnectMaxAgeNanos;
 
 	private final AtomicLong disconnects = new AtomicLong();
@@ -58,7 +56,6 @@ public final class FreshnessGate {
 	 */
 	public FreshnessGate(Ticker ticker, Duration maxSilence, Duration disconnectMaxAge, @Nullable Duration feedMaxLag,
 			int pendingMaximumSize) {
-		this.ticker = ticker;
 		this.disconnectMaxAgeNanos = disconnectMaxAge.toNanos();
 		this.heard = new InvalidationWatermark(ticker, maxSilence);
 		this.feedConfirmed = (feedMaxLag != null) ? new InvalidationWatermark(ticker, feedMaxLag) : null;
@@ -131,7 +128,7 @@ public final class FreshnessGate {
 	 */
 	public boolean servesFromL1(String cache, String key, long readAt, long databaseReadAt) {
 		boolean heard = isDisconnected()
-				? readAt != InvalidationWatermark.NEVER && this.ticker.read() - readAt <= this.disconnectMaxAgeNanos
+				? readAt != InvalidationWatermark.NEVER && now() - readAt <= this.disconnectMaxAgeNanos
 				: this.heard.covers(readAt);
 		return heard && feedCovers(databaseReadAt) && !this.pending.coversKey(cache, key);
 	}

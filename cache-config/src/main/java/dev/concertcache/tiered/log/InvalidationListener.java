@@ -63,8 +63,6 @@ public final class InvalidationListener implements Runnable {
 
 	private final TieredCacheMetrics metrics;
 
-	private final InvalidationWatermark watermark;
-
 	private final FreshnessGate gate;
 
 	/**
@@ -121,10 +119,9 @@ public final class InvalidationListener implements Runnable {
 		this.messages = messages;
 		this.flush = flush;
 		this.metrics = metrics;
-		this.watermark = gate.heard();
 		this.gate = gate;
 		this.server = confirmsServer ? gate.server() : null;
-		this.position = new StreamPosition(stream, flush, newServer, this.watermark);
+		this.position = new StreamPosition(stream, flush, newServer, gate.heard());
 	}
 
 	public synchronized void start() {
@@ -197,7 +194,7 @@ public final class InvalidationListener implements Runnable {
 					this.server.confirmed(disconnects);
 				}
 				long gateDisconnects = this.gate.disconnects();
-				long sentAt = this.watermark.now();
+				long sentAt = this.gate.now();
 				List<StreamMessage<String, String>> batch = redis.xread(
 						XReadArgs.Builder.block(this.blockTimeout).count(BATCH),
 						XReadArgs.StreamOffset.from(this.stream, this.position.lastId()));
@@ -213,7 +210,7 @@ public final class InvalidationListener implements Runnable {
 				}
 				if (batch.size() < BATCH) {
 					// Everything published before this read was sent is in it (a full batch may have more).
-					this.watermark.heardUntil(sentAt);
+					this.gate.heard().heardUntil(sentAt);
 					this.previousRead = sentAt;
 				}
 				this.gate.readAfter(gateDisconnects);
