@@ -5,7 +5,6 @@ import java.util.Map;
 
 import com.github.shyiko.mysql.binlog.BinaryLogClient;
 import com.github.shyiko.mysql.binlog.GtidSet;
-import com.github.shyiko.mysql.binlog.MariadbGtidSet;
 
 /**
  * Where reading of one server's binary log resumes: a GTID set where the server has GTIDs, else a file and an
@@ -65,7 +64,7 @@ record BinlogPosition(String server, String gtidSet, String file, long offset) {
 			return false;
 		}
 		if (this.gtidSet != null && other.gtidSet != null) {
-			if (MariadbGtidSet.isMariaGtidSet(other.gtidSet) && MariadbGtidSet.isMariaGtidSet(this.gtidSet)) {
+			if (isMariaDb(other.gtidSet) && isMariaDb(this.gtidSet)) {
 				Map<Long, Long> reached = mariaDbSequences(this.gtidSet);
 				return mariaDbSequences(other.gtidSet).entrySet().stream()
 					.allMatch((domain) -> reached.getOrDefault(domain.getKey(), -1L) >= domain.getValue());
@@ -77,6 +76,14 @@ record BinlogPosition(String server, String gtidSet, String file, long offset) {
 			return files > 0 || (files == 0 && this.offset >= other.offset);
 		}
 		return false;
+	}
+
+	/**
+	 * Whether a GTID position is MariaDB's ({@code domain-server-sequence,...}): MySQL's always name a server UUID
+	 * followed by a colon. Read on every confirmation, so no regular expression.
+	 */
+	private static boolean isMariaDb(String gtidSet) {
+		return gtidSet.indexOf(':') < 0;
 	}
 
 	/** The highest sequence number of each domain of a MariaDB GTID position ({@code domain-server-sequence,...}). */

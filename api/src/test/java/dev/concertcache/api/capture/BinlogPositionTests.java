@@ -37,6 +37,14 @@ class BinlogPositionTests {
 	}
 
 	@Test
+	void aMySqlServerUuidOfDigitsIsNotReadAsMariaDbDomains() {
+		// "12345678-1234-1234" alone would read as a MariaDB GTID (domain-server-sequence).
+		String digits = "12345678-1234-1234-1234-123456789012";
+		assertThat(gtid(digits + ":1-7").includes(gtid(digits + ":1-9"))).isFalse();
+		assertThat(gtid(digits + ":1-9").includes(gtid(digits + ":1-7"))).isTrue();
+	}
+
+	@Test
 	void aFilePositionIncludesEveryEarlierOffsetAndFile() {
 		assertThat(file("bin.000002", 4).includes(file("bin.000001", 900))).isTrue();
 		assertThat(file("bin.000001", 900).includes(file("bin.000001", 900))).isTrue();
