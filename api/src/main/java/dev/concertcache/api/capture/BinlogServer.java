@@ -19,6 +19,9 @@ import org.jspecify.annotations.Nullable;
  */
 class BinlogServer {
 
+	/** MySQL 8.2 renamed {@code SHOW MASTER STATUS}, and 8.4 dropped the old name, which MariaDB still uses. */
+	private static final List<String> STATUS_STATEMENTS = List.of("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS");
+
 	private final String host;
 
 	private final int port;
@@ -30,6 +33,9 @@ class BinlogServer {
 	private final Duration timeout;
 
 	private final SslMode sslMode;
+
+	/** The statement that reports the binary log's end on this server, once one has: each knows only one. */
+	private volatile @Nullable String statusStatement;
 
 	BinlogServer(String host, int port, String username, String password, Duration timeout) {
 		this(host, port, username, password, timeout, SslMode.DISABLE);
@@ -180,6 +186,12 @@ class BinlogServer {
 		/** The variable that holds the GTID position (MariaDB's, or MySQL's with GTIDs on); {@code null} for none. */
 		private @Nullable String gtidVariable;
 
+		/** The binary log's end when the GTID position was last read, just before it; {@code null} for not yet. */
+		private @Nullable BinlogPosition end;
+
+		/** The GTID position read right after {@link #end}: it holds every transaction up to there. */
+		private String gtidAtEnd = "";
+
 		/**
 		 * The server's position now, in the notation a reader starting now would use: its GTID set where it has
 		 * GTIDs, else its current file and offset. Every transaction committed before the call is within it.
@@ -194,7 +206,18 @@ class BinlogServer {
 		 * positions the reader reached.
 		 */
 		synchronized BinlogPosition read(BinlogPosition kind) throws SQLException {
-			return (kind.gtidSet() != null) ? BinlogPosition.gtid(address(), gtid()) : file();
+			if (kind.gtidSet() == null) {
+				return file();
+			}
+			// Every commit moves the binary log's end. While it has not moved, the GTID position read after it last
+			// time still holds everything committed: a status statement costs the server a fraction of reading a
+			// global variable with SHOW, and this runs every progress interval (ADR 0201).
+			BinlogPosition end = file();
+			if (!end.equals(this.end)) {
+				this.gtidAtEnd = gtid();
+				this.end = end;
+			}
+			return BinlogPosition.gtid(address(), this.gtidAtEnd);
 		}
 
 		/** The server's GTID position; blank where it has none. */
@@ -244,15 +267,19 @@ class BinlogServer {
 				}
 				this.connection = null;
 			}
+			// The server behind the address may have been replaced: read its GTID position again.
+			this.end = null;
 		}
 
 	}
 
 	private BinlogPosition filePosition(Statement statement) throws SQLException {
 		SQLException failure = null;
-		for (String query : List.of("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS")) {
+		String known = this.statusStatement;
+		for (String query : (known != null) ? List.of(known) : STATUS_STATEMENTS) {
 			try (ResultSet rs = statement.executeQuery(query)) {
 				if (rs.next()) {
+					this.statusStatement = query;
 					return BinlogPosition.file(address(), rs.getString("File"), rs.getLong("Position"));
 				}
 				throw new SQLException(query + " returned no row: the binary log is off");
@@ -261,6 +288,8 @@ class BinlogServer {
 				failure = ex;
 			}
 		}
+		// Another server may answer at the address next time: try each statement again.
+		this.statusStatement = null;
 		throw failure;
 	}
 
