@@ -31,7 +31,7 @@
     'hikaricp_connections_active',
     'hikaricp_connections_max',
     'resilience4j_circuitbreaker_state',
-    'lettuce_command_completion_seconds_count',
+    'lettuce_seconds_count',
     'concert_cache_capture_events_total',
     'concert_cache_capture_lag_seconds_bucket',
     'concert_cache_capture_reconnects_total',
@@ -182,7 +182,7 @@
         case 'http_server_requests_seconds_bucket':
           add(counters, key('bucket', route(l), l.le), value);
           break;
-        case 'lettuce_command_completion_seconds_count':
+        case 'lettuce_seconds_count':
           add(counters, key('lettuce'), value);
           snap.present.add('lettuce');
           break;

@@ -66,17 +66,6 @@ class CachedReadsTests extends CachedApiTestSupport {
 	}
 
 	@Test
-	void redisCommandsAreTimedByLettucesRecorderAndNotObservedOneByOne() {
-		get("/api/concerts/3");
-		String scrape = send(java.net.http.HttpRequest
-			.newBuilder(java.net.URI.create("http://127.0.0.1:" + this.managementPort + "/actuator/prometheus"))
-			.GET()
-			.build()).body();
-		assertThat(scrape).containsPattern("lettuce_command_completion_seconds_count\\{command=\"EVALSHA\",.*} [1-9]")
-			.doesNotContain("lettuce_seconds_count");
-	}
-
-	@Test
 	void writeIsVisibleAtOnceHereAndShortlyOnASecondInstance() {
 		try (ConfigurableApplicationContext second = secondInstance()) {
 			int port = second.getEnvironment().getProperty("local.server.port", Integer.class);
