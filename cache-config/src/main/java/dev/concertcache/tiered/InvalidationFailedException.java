@@ -10,10 +10,6 @@ public class InvalidationFailedException extends RuntimeException {
 
 	private final boolean everyInstanceTold;
 
-	public InvalidationFailedException(String cache, Throwable cause) {
-		this(cache, cause, false);
-	}
-
 	/**
 	 * @param everyInstanceTold whether every instance was told on the invalidation stream that this invalidation has
 	 * not landed (each then reads the key from the loader, past both tiers, until it does)

@@ -78,11 +78,6 @@ public interface TieredCache<K, V> {
 			return new Lookup<>(value, true, source);
 		}
 
-		/** Whether a cache tier answered, without calling the loader. */
-		public boolean hit() {
-			return this.source != Source.LOADER;
-		}
-
 	}
 
 	/** Where a {@link Lookup}'s value came from. */

@@ -28,20 +28,8 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 		double jitter, double l1RefreshAhead, Duration staleIfError, BulkheadConfig loaderBulkhead,
 		@Nullable CircuitBreakerConfig loaderCircuitBreaker) {
 
-	/** Default L1 (Caffeine) time to live. */
-	public static final Duration DEFAULT_L1_TTL = Duration.ofSeconds(30);
-
 	/** Default L2 (Redis) time to live. */
 	public static final Duration DEFAULT_L2_TTL = Duration.ofMinutes(10);
-
-	/** Default time to live of an absent result, in both tiers. */
-	public static final Duration DEFAULT_ABSENT_TTL = Duration.ofSeconds(5);
-
-	/** Default maximum number of L1 entries per cache. */
-	public static final long DEFAULT_L1_MAXIMUM_SIZE = 10_000;
-
-	/** Default jitter: every TTL is spread by up to this fraction either way. */
-	public static final double DEFAULT_JITTER = 0.1;
 
 	/**
 	 * Default refresh-ahead: a hit in the last fifth of an L1 entry's time to live refreshes it in the background, so
@@ -79,9 +67,9 @@ public record TieredCacheConfiguration(Duration l1Ttl, Duration l2Ttl, Duration 
 	/** Past half of the time to live, a refresh would mostly replace values that were just read. */
 	static final double MAXIMUM_L1_REFRESH_AHEAD = 0.5;
 
-	private static final TieredCacheConfiguration DEFAULT = new TieredCacheConfiguration(DEFAULT_L1_TTL,
-			DEFAULT_L2_TTL, DEFAULT_ABSENT_TTL, DEFAULT_L1_MAXIMUM_SIZE, DEFAULT_JITTER, DEFAULT_L1_REFRESH_AHEAD,
-			DEFAULT_STALE_IF_ERROR, DEFAULT_LOADER_BULKHEAD, DEFAULT_LOADER_CIRCUIT_BREAKER);
+	private static final TieredCacheConfiguration DEFAULT = new TieredCacheConfiguration(Duration.ofSeconds(30),
+			DEFAULT_L2_TTL, Duration.ofSeconds(5), 10_000, 0.1, DEFAULT_L1_REFRESH_AHEAD, DEFAULT_STALE_IF_ERROR,
+			DEFAULT_LOADER_BULKHEAD, DEFAULT_LOADER_CIRCUIT_BREAKER);
 
 	/** The defaults, the start of every configuration. */
 	public static TieredCacheConfiguration defaultConfig() {

@@ -3,6 +3,7 @@ package dev.concertcache.api.capture;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -12,19 +13,18 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.data.redis.core.StringRedisTemplate;
 
 import dev.concertcache.api.concert.ConcertCaches;
 import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.loader.LoaderReachability;
 
 /**
- * Reads the binary log and turns every committed change of the concert and schedule tables into the
- * invalidations a write through this service makes (ADR 0033). One instance of the fleet reads, the holder of a
- * Redis lease ({@link CaptureLease}); the others stand by. Per connection, a {@link BinlogReader} turns events into
- * changes and a {@link Lander} lands them; a {@link Confirmer} confirms what has landed (ADR 0039). Every
- * (re)connection starts from the checkpoint beside the invalidation stream, so a dropped connection, a Redis outage,
- * a failover or a handover to another instance replays rather than skips (at least once). A position that is missing or gone from the server costs one flush of every tier.
+ * Reads the binary log from the checkpoint at every (re)connection: a dropped connection, a Redis outage, a failover
+ * or a handover replays rather than skips. A position missing or gone from the server costs one flush of every tier.
  */
 class BinlogCapture implements SmartLifecycle {
 
@@ -33,11 +33,12 @@ class BinlogCapture implements SmartLifecycle {
 	/** MySQL/MariaDB ER_MASTER_FATAL_ERROR_READING_BINLOG: the requested position is not on the server. */
 	private static final int POSITION_GONE = 1236;
 
+	private static final Status DEGRADED = new Status("DEGRADED",
+			"A backend is down; the service answers what its caches hold");
+
 	private final CaptureProperties properties;
 
 	private final BinlogServer server;
-
-	private final BinlogClients clients;
 
 	private final Leadership leadership;
 
@@ -78,13 +79,14 @@ class BinlogCapture implements SmartLifecycle {
 
 	private @Nullable Confirmer confirmer;
 
-	BinlogCapture(CaptureProperties properties, BinlogServer server, CaptureLease lease, CapturedTables tables,
-			ConcertCaches concertCaches, TieredCacheManager cacheManager, LoaderReachability reachability,
-			CaptureMetrics metrics, Clock clock, long serverId, Duration stalenessBound) {
+	/** {@code keyPrefix}: the cache's Redis key prefix, under which the lease lives. */
+	BinlogCapture(CaptureProperties properties, BinlogServer server, StringRedisTemplate redis, String keyPrefix,
+			CapturedTables tables, ConcertCaches concertCaches, TieredCacheManager cacheManager,
+			LoaderReachability reachability, CaptureMetrics metrics, Clock clock, long serverId,
+			Duration stalenessBound) {
 		this.properties = properties;
 		this.server = server;
-		this.clients = new BinlogClients(server, properties);
-		this.leadership = new Leadership(lease, metrics, this::disconnect);
+		this.leadership = new Leadership(redis, keyPrefix, properties.getLease().getTtl(), metrics, this::disconnect);
 		this.tables = tables;
 		this.concertCaches = concertCaches;
 		this.cacheManager = cacheManager;
@@ -103,7 +105,7 @@ class BinlogCapture implements SmartLifecycle {
 		if (this.running) {
 			return;
 		}
-		List<String> problems = this.clients.startupProblems();
+		List<String> problems = this.server.startupProblems();
 		if (!problems.isEmpty()) {
 			String message = "Change data capture cannot read the binary log of " + this.server.address() + ": "
 					+ String.join("; ", problems);
@@ -120,8 +122,7 @@ class BinlogCapture implements SmartLifecycle {
 		}
 		this.running = true;
 		this.stopped = new CountDownLatch(1);
-		this.readerThread = new Thread(this::run, "binlog-capture");
-		this.readerThread.setDaemon(true);
+		this.readerThread = DaemonThreads.named("binlog-capture").newThread(this::run);
 		this.readerThread.start();
 		this.leadership.start();
 		this.landings = new LandingThread(this::currentLander, this.properties.getRetryInterval());
@@ -132,7 +133,7 @@ class BinlogCapture implements SmartLifecycle {
 	/** The lander of the connection being read while this instance holds the lease, else {@code null}. */
 	private @Nullable Lander currentLander() {
 		BinlogConnection current = this.connection;
-		return (current != null && this.running && this.leadership.isLeader()) ? current.lander() : null;
+		return (current != null && reading()) ? current.lander() : null;
 	}
 
 	/** Stops reading and gives the lease up, so that a standby takes over at once. */
@@ -179,14 +180,6 @@ class BinlogCapture implements SmartLifecycle {
 	String lastProblem() {
 		String lease = this.leadership.problem();
 		return (lease != null) ? lease : this.lastProblem;
-	}
-
-	BinlogPosition lastPosition() {
-		return this.lastPosition;
-	}
-
-	Duration stalenessBound() {
-		return this.stalenessBound;
 	}
 
 	/** The server's id of the replication connection being read, -1 between connections. */
@@ -243,8 +236,8 @@ class BinlogCapture implements SmartLifecycle {
 			return true;
 		}
 		long readAs = this.serverId;
-		BinlogConnection current = new BinlogConnection(this.clients.client(position, readAs), this.server.address(),
-				this.tables, this.metrics, this.landing, position, checkpoint, new Owner());
+		BinlogConnection current = new BinlogConnection(this.server.client(position, readAs), this.server.address(),
+				this.tables, this.metrics, this.landing, position, checkpoint, this);
 		if (!this.running || !this.leadership.isLeader()) {
 			return true;
 		}
@@ -329,52 +322,66 @@ class BinlogCapture implements SmartLifecycle {
 		}
 	}
 
+	/** Whether this capture runs and holds the lease. */
+	boolean reading() {
+		return this.running && this.leadership.isLeader();
+	}
+
+	/** A connection is open and read. */
+	void streaming() {
+		this.state = State.STREAMING;
+		this.lastProblem = null;
+	}
+
+	/** A transaction committed: land it soon. */
+	void committed() {
+		LandingThread thread = this.landings;
+		if (thread != null) {
+			thread.landSoon();
+		}
+	}
+
+	/** The checkpoint moved to {@code position}. */
+	void checkpointed(BinlogPosition position) {
+		this.lastPosition = position;
+	}
+
+	/**
+	 * {@code capture}: UP while this instance reads the binary log or stands by while another does; DEGRADED (HTTP
+	 * 200, as for the database and Redis in ADR 0032) while nobody here reads it: the instance still serves, but
+	 * changes by other applications show late. Not part of readiness: every instance shares the cause.
+	 */
+	Health health() {
+		State state = this.state;
+		Health.Builder builder = switch (state) {
+			case STREAMING, STANDBY -> Health.up();
+			case STARTING, RETRYING, DISABLED -> Health.status(DEGRADED);
+		};
+		builder.withDetail("state", state.name().toLowerCase(Locale.ROOT))
+			.withDetail("mode", this.properties.getMode().name().toLowerCase(Locale.ROOT));
+		BinlogPosition position = this.lastPosition;
+		if (position != null) {
+			builder.withDetail("position", position.format());
+		}
+		String problem = lastProblem();
+		if (problem != null) {
+			builder.withDetail("problem", problem);
+			if (state != State.STREAMING) {
+				builder.withDetail("impact", "changes by other applications show when cached entries expire, up to "
+						+ this.stalenessBound);
+			}
+		}
+		return builder.build();
+	}
+
 	/** Where the capture is. */
 	enum State {
 
-		/** Checking the server, not yet reading. */
-		STARTING,
-
-		/** Holding the lease and reading the binary log. */
-		STREAMING,
-
-		/** Another instance holds the lease and reads. */
-		STANDBY,
-
-		/** Not reading because of a failure; retrying from the checkpoint. */
-		RETRYING,
-
-		/** Not reading at all: the start-up check failed in optional mode. */
-		DISABLED
-
-	}
-
-	/** What the connections of this capture ask of it. */
-	private final class Owner implements BinlogConnection.Owner {
-
-		@Override
-		public boolean reading() {
-			return BinlogCapture.this.running && BinlogCapture.this.leadership.isLeader();
-		}
-
-		@Override
-		public void streaming() {
-			BinlogCapture.this.state = State.STREAMING;
-			BinlogCapture.this.lastProblem = null;
-		}
-
-		@Override
-		public void committed() {
-			LandingThread thread = BinlogCapture.this.landings;
-			if (thread != null) {
-				thread.landSoon();
-			}
-		}
-
-		@Override
-		public void checkpointed(BinlogPosition position) {
-			BinlogCapture.this.lastPosition = position;
-		}
+		STARTING, // checking the server, not yet reading
+		STREAMING, // holding the lease and reading the binary log
+		STANDBY, // another instance holds the lease and reads
+		RETRYING, // not reading because of a failure; retrying from the checkpoint
+		DISABLED // not reading at all: the start-up check failed in optional mode
 
 	}
 

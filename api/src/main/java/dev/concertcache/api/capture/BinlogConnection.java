@@ -22,15 +22,16 @@ final class BinlogConnection implements Lander.Connection {
 
 	private final Lander lander;
 
-	private final Owner owner;
+	/** The capture that opened this connection. */
+	private final BinlogCapture capture;
 
 	private volatile boolean opened;
 
 	BinlogConnection(BinaryLogClient client, String serverAddress, CapturedTables tables, CaptureMetrics metrics,
-			Lander.Landing landing, BinlogPosition start, @Nullable String checkpoint, Owner owner) {
+			Lander.Landing landing, BinlogPosition start, @Nullable String checkpoint, BinlogCapture capture) {
 		this.client = client;
-		this.owner = owner;
-		this.reader = new BinlogReader(client, serverAddress, tables, metrics, this::connected, owner::committed);
+		this.capture = capture;
+		this.reader = new BinlogReader(client, serverAddress, tables, metrics, this::connected, capture::committed);
 		this.lander = new Lander(this, landing, start, checkpoint);
 		this.reader.landInto(this.lander);
 		client.registerEventListener(this.reader);
@@ -73,18 +74,18 @@ final class BinlogConnection implements Lander.Connection {
 	}
 
 	private void connected(BinlogReader reader) {
-		if (!this.owner.reading()) {
+		if (!this.capture.reading()) {
 			// stop() or a lost lease came between the capture's check and connect(), which close() misses.
 			reader.end(new IllegalStateException("stopped while connecting"));
 			return;
 		}
 		this.opened = true;
-		this.owner.streaming();
+		this.capture.streaming();
 	}
 
 	@Override
 	public boolean ended() {
-		return !this.owner.reading() || this.reader.failure() != null;
+		return !this.capture.reading() || this.reader.failure() != null;
 	}
 
 	@Override
@@ -94,24 +95,7 @@ final class BinlogConnection implements Lander.Connection {
 
 	@Override
 	public void checkpointed(BinlogPosition position) {
-		this.owner.checkpointed(position);
-	}
-
-	/** What a connection tells the capture that opened it. */
-	interface Owner {
-
-		/** Whether the capture runs and holds the lease. */
-		boolean reading();
-
-		/** The connection is open and read. */
-		void streaming();
-
-		/** A transaction committed: land it soon. */
-		void committed();
-
-		/** The checkpoint moved to {@code position}. */
-		void checkpointed(BinlogPosition position);
-
+		this.capture.checkpointed(position);
 	}
 
 }

@@ -7,13 +7,9 @@ import com.github.shyiko.mysql.binlog.BinaryLogClient;
 import com.github.shyiko.mysql.binlog.GtidSet;
 
 /**
- * Where reading of one server's binary log resumes: a GTID set where the server has GTIDs, else a file and an
- * offset. Stored in Redis as text; {@code server} ({@code host:port}) tells a position of another server apart.
- *
- * @param server the server the position belongs to, {@code host:port}
- * @param gtidSet the GTID set of the last transaction processed, or {@code null} in file mode
- * @param file the binlog file, in file mode
- * @param offset the offset in {@code file} of the next event, in file mode
+ * Where reading of one server's binary log resumes: a GTID set where the server has GTIDs, else a file and the
+ * offset of the next event. Stored in Redis as text; {@code server} ({@code host:port}) tells a position of another
+ * server apart.
  */
 record BinlogPosition(String server, String gtidSet, String file, long offset) {
 

@@ -1,5 +1,6 @@
 package dev.concertcache.api.capture;
 
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -9,13 +10,19 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
+import com.github.shyiko.mysql.binlog.BinaryLogClient;
 import com.github.shyiko.mysql.binlog.network.SSLMode;
+import com.github.shyiko.mysql.binlog.network.ServerException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The database server whose binary log is read, over plain JDBC with the capture credentials: its settings and
- * grants (the start-up check), its current position, and the column positions of the captured tables.
+ * The database server whose binary log is read, with the capture credentials: the replication clients that read it
+ * and, over plain JDBC, its settings and grants (the start-up check), its current position, and the column positions
+ * of the captured tables.
  */
 class BinlogServer {
 
@@ -30,6 +37,7 @@ class BinlogServer {
 
 	private final String password;
 
+	/** The capture's connect timeout: for connecting, each JDBC read, and the start-up check's first event. */
 	private final Duration timeout;
 
 	private final SslMode sslMode;
@@ -51,24 +59,27 @@ class BinlogServer {
 		this.sslMode = sslMode;
 	}
 
-	String host() {
-		return this.host;
+	/** {@code host:port}, the identity a checkpoint carries. */
+	String address() {
+		return this.host + ":" + this.port;
 	}
 
-	int port() {
-		return this.port;
-	}
-
-	String username() {
-		return this.username;
-	}
-
-	String password() {
-		return this.password;
+	/** A client that reads from {@code position} as replica {@code serverId}; not connected yet. */
+	BinaryLogClient client(BinlogPosition position, long serverId) {
+		BinaryLogClient client = new BinaryLogClient(this.host, this.port, this.username, this.password);
+		client.setServerId(serverId);
+		client.setSSLMode(sslMode());
+		// The capture's own loop reconnects, always from the checkpoint, never from the client's in-memory one.
+		client.setKeepAlive(false);
+		client.setConnectTimeout(this.timeout.toMillis());
+		// The server sends a heartbeat when idle, so that a silently dead connection is noticed.
+		client.setHeartbeatInterval(this.timeout.toMillis() / 2);
+		position.applyTo(client);
+		return client;
 	}
 
 	/** The binary log connection's TLS, as the check's JDBC connection has it. */
-	SSLMode sslMode() {
+	private SSLMode sslMode() {
 		return switch (this.sslMode) {
 			case DISABLE -> SSLMode.DISABLED;
 			case TRUST -> SSLMode.REQUIRED;
@@ -77,14 +88,66 @@ class BinlogServer {
 		};
 	}
 
-	/** {@code host:port}, the identity a checkpoint carries. */
-	String address() {
-		return this.host + ":" + this.port;
+	/**
+	 * What keeps the capture from reading the binary log: the server's settings, the grant, and a first event read
+	 * within the connect timeout; empty if nothing does.
+	 */
+	List<String> startupProblems() {
+		List<String> problems = problems();
+		if (!problems.isEmpty()) {
+			return problems;
+		}
+		try {
+			tryReplicationConnection();
+			return List.of();
+		}
+		catch (ServerException ex) {
+			return List.of("the replication connection was refused (" + ex.getMessage() + "): run "
+					+ replicationGrant());
+		}
+		catch (Exception ex) {
+			return List.of("the replication connection failed: " + ex);
+		}
+	}
+
+	/** Opens a replication connection at the current position and waits for its first event. */
+	private void tryReplicationConnection() throws Exception {
+		// An id of its own: the server drops an older connection that shares the reader's id.
+		BinaryLogClient probe = client(currentPosition(), CaptureConfiguration.randomServerId());
+		CompletableFuture<Exception> outcome = new CompletableFuture<>();
+		probe.registerEventListener((event) -> outcome.complete(null));
+		probe.registerLifecycleListener(new BinaryLogClient.AbstractLifecycleListener() {
+			@Override
+			public void onCommunicationFailure(BinaryLogClient client, Exception ex) {
+				outcome.complete(ex);
+			}
+		});
+		DaemonThreads.named("binlog-capture-check").newThread(() -> {
+			try {
+				probe.connect();
+			}
+			catch (Exception ex) {
+				outcome.complete(ex);
+			}
+			outcome.complete(new IOException("the server closed the replication connection"));
+		}).start();
+		try {
+			Exception failure = outcome.get(this.timeout.toMillis(), TimeUnit.MILLISECONDS);
+			if (failure != null) {
+				throw failure;
+			}
+		}
+		catch (TimeoutException ex) {
+			throw new IOException("no binlog event within " + this.timeout);
+		}
+		finally {
+			probe.disconnect();
+		}
 	}
 
 	/**
 	 * What keeps the binary log from being read, each with the setting to change or the GRANT to run; empty if
-	 * nothing does. The replication connection itself is tried by the caller.
+	 * nothing does. The replication connection itself is tried by {@link #startupProblems()}.
 	 */
 	List<String> problems() {
 		List<String> problems = new ArrayList<>();
@@ -92,8 +155,7 @@ class BinlogServer {
 			String logBin;
 			String format;
 			String rowImage;
-			try (ResultSet rs = statement
-				.executeQuery("SELECT @@log_bin, @@binlog_format, @@binlog_row_image, CURRENT_USER()")) {
+			try (ResultSet rs = statement.executeQuery("SELECT @@log_bin, @@binlog_format, @@binlog_row_image")) {
 				rs.next();
 				logBin = rs.getString(1);
 				format = rs.getString(2);
@@ -129,7 +191,7 @@ class BinlogServer {
 	}
 
 	/** The GRANT that lets the capture user read the binary log over a replication connection. */
-	String replicationGrant() {
+	private String replicationGrant() {
 		try (Connection connection = connect()) {
 			return "GRANT REPLICATION SLAVE ON *.* TO " + grantee(connection);
 		}
@@ -145,10 +207,7 @@ class BinlogServer {
 		}
 	}
 
-	/**
-	 * A connection held open to read the server's position several times a second (ADR 0039): every transaction
-	 * committed before a read is within the position it returns.
-	 */
+	/** A connection held open to read the server's position several times a second (ADR 0039). */
 	PositionProbe positionProbe() {
 		return new PositionProbe();
 	}
@@ -175,9 +234,8 @@ class BinlogServer {
 	}
 
 	/**
-	 * The server's position in the kind of another, over one connection, opened again after a failure. With
-	 * {@code SHOW} statements, not {@code SELECT}s: what the database's {@code Com_select} counts stays the
-	 * application's reads.
+	 * Reads the server's position over one connection, opened again after a failure. With {@code SHOW} statements,
+	 * not {@code SELECT}s: what the database's {@code Com_select} counts stays the application's reads.
 	 */
 	final class PositionProbe implements AutoCloseable {
 
@@ -192,19 +250,13 @@ class BinlogServer {
 		/** The GTID position read right after {@link #end}: it holds every transaction up to there. */
 		private String gtidAtEnd = "";
 
-		/**
-		 * The server's position now, in the notation a reader starting now would use: its GTID set where it has
-		 * GTIDs, else its current file and offset. Every transaction committed before the call is within it.
-		 */
+		/** As {@link BinlogServer#currentPosition()}: every transaction committed before the call is within it. */
 		synchronized BinlogPosition current() throws SQLException {
 			String gtid = gtid();
 			return gtid.isBlank() ? file() : BinlogPosition.gtid(address(), gtid);
 		}
 
-		/**
-		 * The server's position now, a GTID set if {@code kind} is one, else a file and offset: comparable with
-		 * positions the reader reached.
-		 */
+		/** The server's position now, in the notation of {@code kind}: comparable with positions the reader reached. */
 		synchronized BinlogPosition read(BinlogPosition kind) throws SQLException {
 			if (kind.gtidSet() == null) {
 				return file();
@@ -239,7 +291,23 @@ class BinlogServer {
 
 		private BinlogPosition file() throws SQLException {
 			try (Statement statement = open().createStatement()) {
-				return filePosition(statement);
+				SQLException failure = null;
+				String known = BinlogServer.this.statusStatement;
+				for (String query : (known != null) ? List.of(known) : STATUS_STATEMENTS) {
+					try (ResultSet rs = statement.executeQuery(query)) {
+						if (rs.next()) {
+							BinlogServer.this.statusStatement = query;
+							return BinlogPosition.file(address(), rs.getString("File"), rs.getLong("Position"));
+						}
+						throw new SQLException(query + " returned no row: the binary log is off");
+					}
+					catch (SQLException ex) {
+						failure = ex;
+					}
+				}
+				// Another server may answer at the address next time: try each statement again.
+				BinlogServer.this.statusStatement = null;
+				throw failure;
 			}
 			catch (SQLException ex) {
 				close();
@@ -273,31 +341,10 @@ class BinlogServer {
 
 	}
 
-	private BinlogPosition filePosition(Statement statement) throws SQLException {
-		SQLException failure = null;
-		String known = this.statusStatement;
-		for (String query : (known != null) ? List.of(known) : STATUS_STATEMENTS) {
-			try (ResultSet rs = statement.executeQuery(query)) {
-				if (rs.next()) {
-					this.statusStatement = query;
-					return BinlogPosition.file(address(), rs.getString("File"), rs.getLong("Position"));
-				}
-				throw new SQLException(query + " returned no row: the binary log is off");
-			}
-			catch (SQLException ex) {
-				failure = ex;
-			}
-		}
-		// Another server may answer at the address next time: try each statement again.
-		this.statusStatement = null;
-		throw failure;
-	}
-
 	/**
-	 * {@code allowPublicKeyRetrieval}: a MySQL user of {@code caching_sha2_password} (MySQL 8.4's and 9's default)
-	 * logging in for the first time since the server started sends its password over TLS or, without TLS
-	 * ({@code ssl-mode: disable}), encrypted with the server's RSA key, which the binlog connection fetches from the
-	 * server as well.
+	 * {@code allowPublicKeyRetrieval}: without TLS ({@code ssl-mode: disable}), a MySQL {@code caching_sha2_password}
+	 * user (8.4's and 9's default) logging in first since the server started sends its password encrypted with the
+	 * server's RSA key, fetched from the server as the binlog connection fetches it.
 	 */
 	private Connection connect() throws SQLException {
 		long millis = this.timeout.toMillis();

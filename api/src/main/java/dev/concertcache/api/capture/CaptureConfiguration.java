@@ -79,12 +79,11 @@ class CaptureConfiguration {
 		TieredCacheProperties caches = cacheProperties.getIfAvailable();
 		String keyPrefix = (caches != null && caches.keyPrefix() != null) ? caches.keyPrefix()
 				: TieredCacheManagerBuilder.DEFAULT_KEY_PREFIX;
-		CaptureLease lease = new CaptureLease(redis, keyPrefix, properties.getLease().getTtl());
 		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
-		return new BinlogCapture(properties, server, lease, new CapturedTables(server, schema, properties.getTables()),
-				concertCaches, cacheManager.getObject(), loaderReachability,
-				new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)),
-				clock, serverId, stalenessBound(caches));
+		return new BinlogCapture(properties, server, redis, keyPrefix,
+				new CapturedTables(server, schema, properties.getTables()), concertCaches, cacheManager.getObject(),
+				loaderReachability, new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)), clock,
+				serverId, stalenessBound(caches));
 	}
 
 	/** Told by the caches' loads and by the reader when the database cannot be reached (ADR 0030). */
@@ -110,9 +109,10 @@ class CaptureConfiguration {
 		};
 	}
 
+	/** {@code capture} in {@code /actuator/health}, after this bean's name. */
 	@Bean
-	HealthIndicator captureHealthIndicator(BinlogCapture capture, CaptureProperties properties) {
-		return new CaptureHealthIndicator(capture, properties.getMode());
+	HealthIndicator captureHealthIndicator(BinlogCapture capture) {
+		return capture::health;
 	}
 
 	static long randomServerId() {

@@ -9,11 +9,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 
 /**
- * The capture's meters: {@code concert.cache.capture.events} (rows by table and type),
- * {@code concert.cache.capture.lag} (commit timestamp to invalidation published; the binlog header has 1 s
- * resolution on MariaDB), {@code concert.cache.capture.position} (offset in the current binlog file),
- * {@code concert.cache.capture.reconnects}, {@code concert.cache.capture.leader} (1 on the fleet's reader) and
- * {@code concert.cache.capture.position.lost} (flushes of every tier, by reason).
+ * The capture's meters, {@code concert.cache.capture.*}. The lag starts at the binlog header's commit timestamp, which
+ * has 1 s resolution on MariaDB.
  */
 class CaptureMetrics {
 

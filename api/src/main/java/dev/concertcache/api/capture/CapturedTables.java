@@ -72,13 +72,7 @@ class CapturedTables {
 
 	}
 
-	/**
-	 * A table as the binlog names it.
-	 *
-	 * @param kind which captured table, or IGNORED
-	 * @param name its name, for metric tags
-	 * @param keyIndex the 0-based position of its key column among all its columns
-	 */
+	/** A table as the binlog names it: {@code name} tags metrics, {@code keyIndex} is 0-based among all columns. */
 	record Table(Kind kind, String name, int keyIndex) {
 
 		static final Table IGNORED = new Table(Kind.IGNORED, "", -1);

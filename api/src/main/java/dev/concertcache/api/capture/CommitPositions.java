@@ -5,6 +5,8 @@ import java.sql.SQLException;
 import java.util.Base64;
 import java.util.function.Predicate;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The two ends of a causal read (ADR 0038): the binary-log position after a commit of this service, handed to the
  * client as a token, and whether a position the change feed confirmed covers a token's. A token is the
@@ -41,30 +43,26 @@ public final class CommitPositions implements AutoCloseable {
 	 * @throws IllegalArgumentException if {@code token} is not a position
 	 */
 	public Predicate<String> covering(String token) {
-		BinlogPosition wanted;
-		try {
-			wanted = BinlogPosition.parse(new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
-		}
-		catch (IllegalArgumentException ex) {
-			wanted = null;
-		}
-		if (wanted == null || !comparable(wanted)) {
+		BinlogPosition wanted = decode(token);
+		if (wanted == null) {
 			throw new IllegalArgumentException("not a position this service issued");
 		}
-		BinlogPosition covered = wanted;
 		return (heard) -> {
 			BinlogPosition position = BinlogPosition.parse(heard);
-			return position != null && position.includes(covered);
+			return position != null && position.includes(wanted);
 		};
 	}
 
-	/** Whether the position's GTID set or file parses, as comparing it needs. */
-	private static boolean comparable(BinlogPosition position) {
+	/** The position in {@code token}, {@code null} if it holds none or one whose GTID set or file does not parse. */
+	private static @Nullable BinlogPosition decode(String token) {
 		try {
-			return position.includes(position);
+			BinlogPosition position = BinlogPosition
+				.parse(new String(Base64.getUrlDecoder().decode(token), StandardCharsets.UTF_8));
+			// Comparing it with itself parses what comparing it with a confirmed one will.
+			return (position != null && position.includes(position)) ? position : null;
 		}
 		catch (RuntimeException ex) {
-			return false;
+			return null;
 		}
 	}
 

@@ -15,11 +15,9 @@ import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * While this instance reads, reads the server's binlog position every progress interval and confirms to every
- * instance how long ago the newest position the lander has reached was read (ADR 0039): every transaction
- * committed before that read is within the position, so its invalidations have landed. The position is read
- * before it is compared, so that an idle server's is confirmed at once. Runs on a thread of its own: a slow
- * database must not hold back the landings or the lease.
+ * Every progress interval, reads the server's position and confirms to every instance how long ago the newest one
+ * the lander has reached was read (ADR 0039). The position is read before it is compared, so that an idle server's
+ * is confirmed at once; on a thread of its own, so that a slow database holds back neither landings nor the lease.
  */
 final class Confirmer implements AutoCloseable {
 
@@ -44,11 +42,7 @@ final class Confirmer implements AutoCloseable {
 
 	/** Confirms for whichever lander {@code current} returns, every {@code interval}, on a thread of its own. */
 	synchronized void start(Supplier<@Nullable Lander> current, Duration interval) {
-		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "binlog-capture-confirm");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.executor = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("binlog-capture-confirm"));
 		this.executor.scheduleWithFixedDelay(() -> confirm(current.get()), 0, Math.max(1, interval.toMillis()),
 				TimeUnit.MILLISECONDS);
 	}

@@ -18,14 +18,9 @@ import dev.concertcache.tiered.InvalidationFailedException;
 import dev.concertcache.tiered.TieredCacheManager;
 
 /**
- * Lands the invalidations of one binlog connection's committed transactions, on the landing thread. Each
- * invalidation is sent once; only those Redis refused are sent again, each after its own backoff
- * ({@link PendingInvalidations}), so a down node costs retries of its own keys, and a whole-cache invalidation
- * (DDL, a huge transaction) that landed is never repeated. Once nothing committed up to a position is pending, the
- * change feed's checkpoint moves there (ADR 0039): the one durable cursor of the binary log, from which every reader
- * starts; while everything pending was heard of by every instance (each reads it from the database until it
- * lands), the checkpoint moves too, so that confirmations go on. A confirmation takes the checkpoint lock that a checkpoint move holds across
- * its Redis script, and measures its lag once it has it.
+ * Lands the invalidations of one binlog connection's commits on the landing thread, sending again only what Redis
+ * refused ({@link PendingInvalidations}), and moves the change feed's checkpoint (ADR 0039), where every reader
+ * starts, past what landed or what every instance heard has not (each reads it from the database until it lands).
  */
 final class Lander {
 

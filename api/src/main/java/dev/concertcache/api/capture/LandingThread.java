@@ -40,25 +40,15 @@ final class LandingThread {
 	/** Starts landing for whichever lander {@code current} returns, every {@code interval} and on request. */
 	LandingThread(Supplier<@Nullable Lander> current, Duration interval) {
 		this.current = current;
-		this.executor = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, NAME);
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.executor = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named(NAME));
 		long millis = Math.max(1, interval.toMillis());
 		this.executor.scheduleWithFixedDelay(this::land, millis, millis, TimeUnit.MILLISECONDS);
 	}
 
-	/**
-	 * Threads for one landing's invalidations, started when a landing has several to send and ended after 30 s
-	 * idle; past {@value #SENDERS} busy, the landing thread sends the next one itself.
-	 */
+	/** Threads for one landing's invalidations, started when it has several to send and ended after 30 s idle. */
 	static Executor senders() {
-		return new ThreadPoolExecutor(0, SENDERS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), (task) -> {
-			Thread thread = new Thread(task, NAME);
-			thread.setDaemon(true);
-			return thread;
-		}, new ThreadPoolExecutor.CallerRunsPolicy());
+		return new ThreadPoolExecutor(0, SENDERS, 30, TimeUnit.SECONDS, new SynchronousQueue<>(),
+				DaemonThreads.named(NAME), new ThreadPoolExecutor.CallerRunsPolicy());
 	}
 
 	/** Lands at once, unless a landing is queued already (it takes this commit too). */

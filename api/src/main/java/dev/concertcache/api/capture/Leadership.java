@@ -1,5 +1,8 @@
 package dev.concertcache.api.capture;
 
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -8,19 +11,48 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.core.script.RedisScript;
+
 /**
- * This instance's hold on the capture lease: taken while nobody holds it, renewed every third of its TTL while
- * held. Only another holder ends the hold: when Redis cannot be reached (the lease's node down until its replica
- * is promoted, a partition), the holder reads on past the TTL. Stopping would stop this instance's own L1
- * evictions and every invalidation that could still land, and resume only after a backoff and a replay; a second
- * reader, if another instance takes the lease meanwhile, only repeats idempotent invalidations, and cannot move the
- * checkpoint past or behind the new holder's (compare-and-set).
+ * This instance's hold on the Redis lease that makes one instance the fleet's reader of the binary log: taken while
+ * nobody holds it, renewed every third of its TTL while held. Where reading starts is not the lease's: it is the
+ * change feed's checkpoint (ADR 0039), moved by compare-and-set, so that a reader that lost the lease (paused,
+ * partitioned) cannot move it back or past what the new holder did. Only another holder ends the hold: when Redis
+ * cannot be reached (the lease's node down until its replica is promoted, a partition), the holder reads on past the
+ * TTL, and its next renewal takes the lapsed lease back if nobody took it meanwhile, without a replay. Stopping would
+ * stop this instance's own L1 evictions and every invalidation that could still land, and resume only after a
+ * backoff and a replay; a second reader, if another instance takes the lease meanwhile, only repeats idempotent
+ * invalidations.
  */
 final class Leadership {
 
 	private static final Log logger = LogFactory.getLog(Leadership.class);
 
-	private final CaptureLease lease;
+	private static final RedisScript<Long> HOLD = RedisScript.of("""
+			local holder = redis.call('get', KEYS[1])
+			if holder == ARGV[1] then
+				return redis.call('pexpire', KEYS[1], ARGV[2])
+			end
+			if not holder then
+				redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2])
+				return 1
+			end
+			return 0""", Long.class);
+
+	private static final RedisScript<Long> RELEASE = RedisScript.of("""
+			if redis.call('get', KEYS[1]) == ARGV[1] then
+				return redis.call('del', KEYS[1])
+			end
+			return 0""", Long.class);
+
+	private final StringRedisTemplate redis;
+
+	private final String leaderKey;
+
+	private final Duration ttl;
+
+	private final String token = UUID.randomUUID().toString();
 
 	private final CaptureMetrics metrics;
 
@@ -36,24 +68,22 @@ final class Leadership {
 
 	private @Nullable ScheduledExecutorService renewals;
 
-	Leadership(CaptureLease lease, CaptureMetrics metrics, Runnable lost) {
-		this.lease = lease;
+	Leadership(StringRedisTemplate redis, String keyPrefix, Duration ttl, CaptureMetrics metrics, Runnable lost) {
+		this.redis = redis;
+		this.leaderKey = "{" + keyPrefix + ":capture}:leader";
+		this.ttl = ttl;
 		this.metrics = metrics;
 		this.lost = lost;
 	}
 
 	/** How long a standby waits before it tries to take the lease again. */
 	long standbyMillis() {
-		return Math.max(1, this.lease.ttl().toMillis() / 3);
+		return Math.max(1, this.ttl.toMillis() / 3);
 	}
 
 	/** Starts renewing the lease whenever this instance holds it. */
 	synchronized void start() {
-		this.renewals = Executors.newSingleThreadScheduledExecutor((task) -> {
-			Thread thread = new Thread(task, "binlog-capture-lease");
-			thread.setDaemon(true);
-			return thread;
-		});
+		this.renewals = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("binlog-capture-lease"));
 		this.renewals.scheduleWithFixedDelay(this::renew, standbyMillis(), standbyMillis(), TimeUnit.MILLISECONDS);
 	}
 
@@ -66,12 +96,12 @@ final class Leadership {
 		return this.problem;
 	}
 
-	/** Takes the lease if nobody holds it; whether this instance holds it now. */
+	/** Takes the lease if nobody holds it; whether this instance holds it now. Redis errors propagate. */
 	boolean take() {
-		if (!this.lease.hold()) {
+		if (!hold()) {
 			return false;
 		}
-		this.deadline = System.nanoTime() + this.lease.ttl().toNanos();
+		this.deadline = System.nanoTime() + this.ttl.toNanos();
 		this.leader = true;
 		this.metrics.leader(true);
 		logger.info("Capture: this instance holds the lease and reads the binary log");
@@ -83,15 +113,23 @@ final class Leadership {
 			return;
 		}
 		try {
-			if (this.lease.hold()) {
-				this.deadline = System.nanoTime() + this.lease.ttl().toNanos();
+			if (hold()) {
+				this.deadline = System.nanoTime() + this.ttl.toNanos();
 				if (this.problem != null) {
 					this.problem = null;
 					logger.info("Capture: the lease is renewed again");
 				}
 				return;
 			}
-			lose("another instance holds it");
+			// Another instance holds the lease: this one stops reading.
+			this.problem = null;
+			if (this.leader) {
+				logger.warn("Capture: lost the lease (another instance holds it); this instance stops reading the "
+						+ "binary log");
+				this.leader = false;
+				this.metrics.leader(false);
+				this.lost.run();
+			}
 		}
 		catch (RuntimeException ex) {
 			if (System.nanoTime() - this.deadline > 0 && this.problem == null) {
@@ -102,15 +140,10 @@ final class Leadership {
 		}
 	}
 
-	/** Another instance holds the lease: this one stops reading. */
-	void lose(String why) {
-		this.problem = null;
-		if (this.leader) {
-			logger.warn("Capture: lost the lease (" + why + "); this instance stops reading the binary log");
-			this.leader = false;
-			this.metrics.leader(false);
-			this.lost.run();
-		}
+	/** Extends the lease if this instance holds it, or takes it if nobody does; false if another instance does. */
+	private boolean hold() {
+		Long held = this.redis.execute(HOLD, List.of(this.leaderKey), this.token, String.valueOf(this.ttl.toMillis()));
+		return held != null && held == 1;
 	}
 
 	/** Stops renewing and gives the lease up, if held, so that a standby takes over at once. */
@@ -123,7 +156,7 @@ final class Leadership {
 			this.leader = false;
 			this.metrics.leader(false);
 			try {
-				this.lease.release();
+				this.redis.execute(RELEASE, List.of(this.leaderKey), this.token);
 			}
 			catch (RuntimeException ex) {
 				logger.debug("Could not release the capture lease; it expires by itself", ex);

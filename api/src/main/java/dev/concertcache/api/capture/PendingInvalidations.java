@@ -73,17 +73,15 @@ final class PendingInvalidations {
 	}
 
 	/**
-	 * Redis refused {@code stale}: it is tried again after its next wait.
+	 * Redis refused {@code stale}, which {@link #due} returned: it is tried again after its next wait.
 	 * @param everyInstanceTold whether every instance heard that it has not landed (each reads it from the
 	 * database until it does)
 	 */
 	void refused(Stale stale, boolean everyInstanceTold, long now) {
 		Retry retry = this.entries.get(stale);
-		if (retry != null) {
-			retry.refused = true;
-			retry.everyInstanceTold = everyInstanceTold;
-			retry.dueAt = now + retry.backoff.failed().toNanos();
-		}
+		retry.refused = true;
+		retry.everyInstanceTold = everyInstanceTold;
+		retry.dueAt = now + retry.backoff.failed().toNanos();
 	}
 
 	boolean isEmpty() {

@@ -60,9 +60,8 @@ final class TransactionChanges {
 	}
 
 	/**
-	 * What these changes make stale: for concert rows (inserted, updated or deleted) what {@link ConcertCaches}
-	 * says a concert change makes stale; for schedule rows the schedules of their concert. Above {@code maxKeys}
-	 * keys of one cache, that whole cache.
+	 * What these changes make stale ({@link ConcertCaches#staleAfter}); past {@code maxKeys} keys of one cache, that
+	 * whole cache.
 	 */
 	List<Stale> stale(ConcertCaches caches, int maxKeys) {
 		if (this.everything || this.concerts.size() > maxKeys) {

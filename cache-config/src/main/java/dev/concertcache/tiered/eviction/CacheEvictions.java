@@ -1,5 +1,7 @@
 package dev.concertcache.tiered.eviction;
 
+import java.util.function.LongUnaryOperator;
+
 import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.local.LocalTier;
 import dev.concertcache.tiered.log.InvalidationStream;
@@ -59,13 +61,7 @@ public final class CacheEvictions {
 	 * @return whether Redis took it
 	 */
 	public boolean evictNow(String key) {
-		try {
-			evictInRedis(key, () -> this.settings.gate().pending().add(this.name, key));
-			return true;
-		}
-		catch (RedisUnavailableException ex) {
-			return false;
-		}
+		return taken(() -> evictInRedis(key));
 	}
 
 	/**
@@ -73,8 +69,12 @@ public final class CacheEvictions {
 	 * @return whether Redis took it
 	 */
 	public boolean evictAllNow() {
+		return taken(this::evictAllInRedis);
+	}
+
+	private static boolean taken(Runnable eviction) {
 		try {
-			evictAllInRedis(() -> this.settings.gate().pending().add(this.name, PendingEvictions.ALL));
+			eviction.run();
 			return true;
 		}
 		catch (RedisUnavailableException ex) {
@@ -83,17 +83,20 @@ public final class CacheEvictions {
 	}
 
 	/**
-	 * Tombstones the key in Redis and announces it, then clears it from L1; L1 is cleared even if Redis failed.
-	 * In this order because a read between the two steps must not put the old value back: before the tombstone it
-	 * can only find the old value in L1 (the write is not acknowledged yet), after it Redis holds the tombstone.
-	 * @param unavailable runs if Redis does not take it, before L1 is cleared (see {@link #evictAllInRedis})
+	 * Tombstones the key in Redis and announces it, then clears it from L1; L1 is cleared even if Redis failed, and
+	 * the key is pending then. In this order because a read between the two steps must not put the old value back:
+	 * before the tombstone it can only find the old value in L1 (the write is not acknowledged yet), after it Redis
+	 * holds the tombstone.
 	 */
-	public void evictInRedis(String key, Runnable unavailable) {
+	public void evictInRedis(String key) {
 		try {
-			adoptGeneration(tombstone(key));
+			// Under the generation as known, not read: reading it would go through the breaker the eviction goes past.
+			adoptGeneration(everywhere(key, "explicit", (now) -> this.redis.evict(this.name, key,
+					this.generations.known(), this.shape, this.settings.tombstoneTtl().toMillis(), now)));
 		}
 		catch (RedisUnavailableException ex) {
-			unavailable.run();
+			// Pending before L1 is cleared, as for evictAllInRedis.
+			this.settings.gate().pending().add(this.name, key);
 			throw ex;
 		}
 		finally {
@@ -104,16 +107,16 @@ public final class CacheEvictions {
 	/**
 	 * Moves the generation in Redis and here, then clears L1 (L1 even if Redis failed): a read in between either
 	 * uses the new generation or puts its entry into L1 before it is cleared.
-	 * @param unavailable runs if Redis does not take it, before L1 is cleared: a pending eviction must cover the
-	 * cache before a read can miss L1 because of this one, or that read finds Redis' old value and keeps it (a read
-	 * that starts while L1 is being cleared is not necessarily cleared with it)
 	 */
-	public void evictAllInRedis(Runnable unavailable) {
+	public void evictAllInRedis() {
 		try {
-			this.generations.advance(moveGeneration());
+			this.generations.advance(everywhere(PendingEvictions.ALL, "generation",
+					(now) -> this.redis.evictAll(this.name, now)));
 		}
 		catch (RedisUnavailableException ex) {
-			unavailable.run();
+			// Pending before L1 is cleared: else a read that misses L1 because of this eviction finds Redis' old value
+			// and keeps it (a read that starts while L1 is being cleared is not necessarily cleared with it).
+			this.settings.gate().pending().add(this.name, PendingEvictions.ALL);
 			throw ex;
 		}
 		finally {
@@ -181,60 +184,46 @@ public final class CacheEvictions {
 	}
 
 	/**
-	 * Tombstones {@code key} (encoded) on every instance, under the generation as known, not read: reading it
-	 * would go through the breaker the eviction goes past.
-	 * @return the cache's current generation, as Redis reports it
+	 * Evicts {@code key} ({@link PendingEvictions#ALL} for the whole cache) in Redis with {@code evict} (given the
+	 * time now) and announces it to every instance.
+	 * @return the cache's generation, as Redis reports it
 	 */
-	private long tombstone(String key) {
-		long current;
+	private long everywhere(String key, String cause, LongUnaryOperator evict) {
+		long generation;
 		try {
 			long now = this.settings.clock().millis();
-			current = this.redis.evict(this.name, key, this.generations.known(), this.shape,
-					this.settings.tombstoneTtl().toMillis(), now);
-			this.stream.announce(this.name, key, current, this.settings.instanceId(), now);
+			generation = evict.applyAsLong(now);
+			this.stream.announce(this.name, key, generation, this.settings.instanceId(), now);
 		}
 		catch (RedisUnavailableException ex) {
 			throw ex.told(announceNotLanded(key));
 		}
 		this.notLanded.landed(key);
-		sent("explicit");
-		return current;
-	}
-
-	/** Moves the cache to its next generation on every instance; returns it. */
-	private long moveGeneration() {
-		long next;
-		try {
-			long now = this.settings.clock().millis();
-			next = this.redis.evictAll(this.name, now);
-			this.stream.announce(this.name, PendingEvictions.ALL, next, this.settings.instanceId(), now);
-		}
-		catch (RedisUnavailableException ex) {
-			throw ex.told(announceNotLanded(PendingEvictions.ALL));
-		}
-		this.notLanded.landed(PendingEvictions.ALL);
-		sent("generation");
-		return next;
+		this.metrics.eviction("l2", cause);
+		this.metrics.sent.increment();
+		return generation;
 	}
 
 	/**
-	 * Tells every instance that the eviction of {@code key} has not landed, unless they were told within max-silence.
-	 * @return whether they have been told, now or then: each keeps the key pending until it lands
+	 * Tells every instance, unless they were told within max-silence, that the eviction of {@code key} has not
+	 * landed: each then keeps it pending as this one does, reading the key from the loader, not from Redis, until it
+	 * lands (ADR 0039, "While a primary is down", rule 2).
+	 * @return whether they have been told, now or then; if not (the stream down too), the others stop trusting L1
+	 * within max-silence
 	 */
 	private boolean announceNotLanded(String key) {
 		if (!this.notLanded.claim(key)) {
 			return true;
 		}
-		if (!this.stream.announceNotLanded(this.name, key, this.settings.instanceId(), this.settings.clock().millis())) {
+		try {
+			this.stream.announce(this.name, key, InvalidationStream.NOT_LANDED, this.settings.instanceId(),
+					this.settings.clock().millis());
+			return true;
+		}
+		catch (RedisUnavailableException ex) {
 			this.notLanded.notTold(key);
 			return false;
 		}
-		return true;
-	}
-
-	private void sent(String cause) {
-		this.metrics.eviction("l2", cause);
-		this.metrics.sent.increment();
 	}
 
 }

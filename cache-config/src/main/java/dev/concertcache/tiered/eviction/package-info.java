@@ -1,8 +1,6 @@
 /**
- * Evictions (ADR 0014, ADR 0039): {@link dev.concertcache.tiered.eviction.CacheEvictions} evicts a key or a
- * whole cache in Redis, announces it on the invalidation log, then clears L1, and applies what other instances
- * announce; an eviction Redis did not take stays pending, and
- * {@link dev.concertcache.tiered.eviction.PendingEvictionRetry} sends it again until it lands.
+ * A cache's evictions (ADR 0014, ADR 0039): in Redis, on the invalidation log and in L1, the invalidations other
+ * instances announce, and the retry of evictions Redis did not take.
  */
 @NullMarked
 package dev.concertcache.tiered.eviction;

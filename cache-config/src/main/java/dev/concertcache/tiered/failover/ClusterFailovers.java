@@ -16,15 +16,9 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
 /**
- * Watches the topology of a Redis Cluster, as Lettuce refreshes it (periodic and adaptive refresh, ADR 0039), and
- * reports every change of the primary serving any slot, with a config epoch of the new topology and the slots whose
- * primary changed.
- * <p>
- * Replication is asynchronous: the replica promoted when a primary dies may lack the primary's last writes,
- * tombstones and generation moves included. Every cache uses every slot (values are spread by their hash tags), so
- * any slot's new primary counts. A node restarted without a failover comes back empty, which loses no
- * invalidation (the values it held are gone too; a persistence that could bring back an earlier state is refused at
- * start-up, ADR 0100) and is not reported.
+ * Watches the topology of a Redis Cluster, as Lettuce refreshes it, and reports every change of the primary serving
+ * any slot, with a config epoch of the new topology and the slots whose primary changed (ADR 0039, "Failover rule").
+ * Every cache uses every slot, so any slot's new primary counts.
  */
 final class ClusterFailovers {
 
@@ -111,7 +105,7 @@ final class ClusterFailovers {
 		return true;
 	}
 
-	void onTopologyChange(ClusterTopologyChangedEvent event) {
+	private void onTopologyChange(ClusterTopologyChangedEvent event) {
 		this.known = primaries(event.after());
 		BitSet moved = movedSlots(event.before(), event.after());
 		if (logger.isDebugEnabled()) {
@@ -123,7 +117,7 @@ final class ClusterFailovers {
 	}
 
 	/** The slots that had a primary before and have another one (or none) after; none in the first topology. */
-	static BitSet movedSlots(List<RedisClusterNode> before, List<RedisClusterNode> after) {
+	private static BitSet movedSlots(List<RedisClusterNode> before, List<RedisClusterNode> after) {
 		String[] previous = primaries(before);
 		String[] current = primaries(after);
 		BitSet moved = new BitSet(SlotHash.SLOT_COUNT);
@@ -151,7 +145,7 @@ final class ClusterFailovers {
 		return primaries;
 	}
 
-	static long highestConfigEpoch(List<RedisClusterNode> nodes) {
+	private static long highestConfigEpoch(List<RedisClusterNode> nodes) {
 		return nodes.stream().mapToLong(RedisClusterNode::getConfigEpoch).max().orElse(0);
 	}
 

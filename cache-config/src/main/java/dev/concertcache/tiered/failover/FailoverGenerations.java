@@ -121,17 +121,12 @@ public final class FailoverGenerations {
 	}
 
 	/**
-	 * After a primary of the cluster changed (config epoch {@code epoch}): the promoted replica may lack the last
-	 * tombstones and generation moves of the old one, so no value written before is read from Redis again. Every
-	 * cache moves to a new generation (once per epoch across the fleet: the first instance moves it and announces
-	 * it, the others adopt it). L1 stays unless the stream's own slot moved ({@code streamMoved}): every
-	 * invalidation announced before the failover reached L1 through the stream (an eviction whose tombstone did not
-	 * land is announced as such and kept pending by every instance), but a promoted replica of the stream's node may
-	 * lack its last announcements (ADR 0039, "Failover rule"), and L1 is cleared then, unless a change feed is followed
-	 * ({@link #streamServerChanged}). A cache whose move Redis does not take yet is queued as an
-	 * evict-all: until it lands, this instance reads that cache from the loader, not from Redis.
+	 * After a primary of the cluster changed (config epoch {@code epoch}): every cache moves to a new generation, once
+	 * per epoch across the fleet; L1 is kept unless the stream's own slot moved ({@code streamMoved}), whose new
+	 * primary may lack its last announcements (ADR 0039, "Failover rule"). A cache whose move Redis does not take yet
+	 * is pending until it lands.
 	 */
-	public void afterFailover(long epoch, boolean streamMoved) {
+	private void afterFailover(long epoch, boolean streamMoved) {
 		if (streamMoved) {
 			// Whatever the epoch: two failovers at once may be reported once, under the higher epoch.
 			streamServerChanged("the invalidation stream's slot has another primary, which may lack its last "
@@ -150,11 +145,9 @@ public final class FailoverGenerations {
 	}
 
 	/**
-	 * After the invalidation listener found another server behind a standalone connection ({@code run_id}
-	 * {@code runId}): a replica a Sentinel promoted may lack the last tombstones, as on a cluster, so every cache
-	 * moves to a new generation, once per primary across the fleet (ADR 0039). A Redis that restarted empty gets
-	 * the same: nothing is lost by it. L1 is kept where a change feed is followed ({@link #streamServerChanged}), on
-	 * every instance: the move is announced for Redis only.
+	 * After the invalidation listener found another server ({@code run_id} {@code runId}) behind a standalone
+	 * connection, a Sentinel's promoted replica or a restart: every cache moves to a new generation, once per primary
+	 * across the fleet (ADR 0039, "Redis Sentinel"); announced for Redis only where a change feed keeps L1.
 	 */
 	public void afterNewPrimary(String runId) {
 		streamServerChanged("another Redis server (run_id " + runId + ")");
@@ -165,10 +158,9 @@ public final class FailoverGenerations {
 	}
 
 	/**
-	 * Another server holds the invalidation stream, which may lack announcements this instance never read. L1 is
-	 * cleared, unless a change feed is followed: L1 is then served only as far as the feed's confirmations reach,
-	 * and the feed's next confirmation on that server comes only after it invalidated again everything past the
-	 * checkpoint the server kept, which its lost announcements were (ADR 0039, "The reader's checkpoint").
+	 * Another server holds the invalidation stream, which may lack announcements this instance never read: L1 is
+	 * cleared, unless a change feed is followed, whose checkpoint has it invalidate them again (ADR 0039, "The
+	 * reader's checkpoint").
 	 */
 	public void streamServerChanged(String reason) {
 		if (this.gate.followsFeed()) {
@@ -194,10 +186,9 @@ public final class FailoverGenerations {
 	}
 
 	/**
-	 * Moves every cache to the generation {@code move} returns for its name (moved by this call or by another
-	 * instance for the same failover), clearing its L1 if {@code clearL1}. A cache whose move Redis does not take
-	 * (its counter's node is the one that failed, say) is read past Redis until a retry moves it: queued as an
-	 * evict-all if {@code clearL1} (and its L1 cleared), else as the same move, which keeps every instance's L1.
+	 * Moves every cache to the generation {@code move} returns for its name, clearing its L1 if {@code clearL1}. A
+	 * cache whose move Redis does not take is pending until a retry moves it: as an evict-all if {@code clearL1}, else
+	 * as the same move, which keeps every instance's L1.
 	 */
 	private void moveEveryGeneration(ToLongFunction<String> move, boolean clearL1) {
 		this.redis.forgetRegistrations();

@@ -1,9 +1,6 @@
 /**
- * Failovers (ADR 0039, "Failover rule"): another Redis primary may lack the last tombstones, so
- * {@link dev.concertcache.tiered.failover.FailoverGenerations} moves every cache to a new generation once per failover
- * for the fleet, and flushes L1 when the invalidation stream itself may have lost messages. On a cluster the
- * topology's config epoch tells a failover from a restart ({@code ClusterFailovers}); elsewhere the server's
- * {@code run_id} that the invalidation listener reports.
+ * What the caches do when another Redis server takes over (ADR 0039, "Failover rule"): a new generation once per
+ * failover for the fleet, told apart from a restart by a cluster's topology or a server's {@code run_id}.
  */
 @NullMarked
 package dev.concertcache.tiered.failover;

@@ -66,7 +66,7 @@ public final class CacheKeyEncoder<K> {
 		}
 		StringBuilder text = new StringBuilder();
 		for (RecordComponent component : this.components) {
-			if (text.length() > 0 || component != this.components.get(0)) {
+			if (component != this.components.get(0)) {
 				text.append(',');
 			}
 			Object value = read(component, key);

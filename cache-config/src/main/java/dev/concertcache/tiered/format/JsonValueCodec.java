@@ -10,22 +10,13 @@ import tools.jackson.databind.JavaType;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The Redis form of cached values: JSON in an envelope that carries the format version (ADR 0012).
- * <ul>
- * <li>a value: {@code {"v":1,"f":<fresh until, epoch ms>,"r":<read from the database, epoch ms>,"s":"<shape>",
- * "d":<the value as JSON>}}</li>
- * <li>an absent result: {@code {"v":1,"f":<fresh until>,"r":<read at>,"s":"<shape>","absent":true}}</li>
- * <li>an eviction's tombstone: {@code {"v":1,"tombstone":"<random id>"}}, read as a miss</li>
- * </ul>
- * {@code f} (ADR 0031) tells a fresh entry from one Redis keeps only to serve it stale while the loader fails; it
- * comes right after the version so that the lock script can read it without parsing JSON. An entry without it
- * (written before it existed) is fresh for as long as Redis keeps it. {@code r}, right after it for the same
- * reason, is when the load that wrote the value began, on the Redis server's clock (when its lock step ran): while
- * the change feed is behind, a value is trusted only within the feed's max-lag of that time by the same clock
- * (ADR 0039); an entry without it (its load's start unknown) is not trusted then. {@code s} is the {@link ValueShape} of the
- * value type: an entry of another shape (or of none) is unreadable, never decoded into an object whose renamed or
- * added properties read as {@code null}. The keys carry the shape too, so versions of different shapes never
- * meet on one key (ADR 0012); the check here guards what the keys cannot (a value written by other code).
+ * The Redis form of cached values: JSON in an envelope that carries the format version, as ADR 0012 lays it out.
+ * {@code f}, the fresh-until time (ADR 0031), and {@code r}, when the load that wrote the value began on the Redis
+ * server's clock (ADR 0039), come right after the version so that the lock script can read them without parsing
+ * JSON. An entry without {@code f} is fresh for as long as Redis keeps it; one without {@code r} is not trusted while
+ * the change feed is behind. {@code s} is the {@link ValueShape} of the value type: an entry of another shape (or of
+ * none) is unreadable, never decoded into an object whose renamed or added properties read as {@code null}; the keys
+ * carry the shape too, and this check guards what they cannot (a value written by other code).
  *
  * @param <V> the value type
  */

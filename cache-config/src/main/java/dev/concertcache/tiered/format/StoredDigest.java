@@ -15,15 +15,18 @@ import java.security.NoSuchAlgorithmException;
 public record StoredDigest(long high, long low) {
 
 	public static StoredDigest of(String raw) {
-		MessageDigest sha256;
+		ByteBuffer digest = ByteBuffer.wrap(sha256(raw));
+		return new StoredDigest(digest.getLong(), digest.getLong());
+	}
+
+	/** The SHA-256 of {@code text}'s UTF-8 bytes; also {@link ValueShape}'s fingerprint. */
+	static byte[] sha256(String text) {
 		try {
-			sha256 = MessageDigest.getInstance("SHA-256");
+			return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
 		}
 		catch (NoSuchAlgorithmException ex) {
 			throw new IllegalStateException("Every JVM has SHA-256", ex);
 		}
-		ByteBuffer digest = ByteBuffer.wrap(sha256.digest(raw.getBytes(StandardCharsets.UTF_8)));
-		return new StoredDigest(digest.getLong(), digest.getLong());
 	}
 
 }

@@ -1,8 +1,5 @@
 package dev.concertcache.tiered.format;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.Map;
@@ -35,14 +32,7 @@ public final class ValueShape {
 
 	/** Eight hex digits of the SHA-256 of {@link #describe}. */
 	public static String fingerprint(JsonMapper mapper, Class<?> type) {
-		try {
-			byte[] digest = MessageDigest.getInstance("SHA-256")
-				.digest(describe(mapper, type).getBytes(StandardCharsets.UTF_8));
-			return HexFormat.of().formatHex(digest, 0, 4);
-		}
-		catch (NoSuchAlgorithmException ex) {
-			throw new IllegalStateException(ex);
-		}
+		return HexFormat.of().formatHex(StoredDigest.sha256(describe(mapper, type)), 0, 4);
 	}
 
 	/** A canonical text of the JSON shape, e.g. {@code {id:integer,name:string,tags:[string]}}. */
@@ -123,21 +113,15 @@ public final class ValueShape {
 
 		@Override
 		public @Nullable JsonArrayFormatVisitor expectArrayFormat(JavaType type) {
-			this.kind = "[";
 			this.items = type.getContentType();
-			if (this.items == null) {
-				this.kind = "array";
-			}
+			this.kind = (this.items != null) ? "[" : "array";
 			return null;
 		}
 
 		@Override
 		public @Nullable JsonMapFormatVisitor expectMapFormat(JavaType type) {
-			this.kind = "map<";
 			this.items = type.getContentType();
-			if (this.items == null) {
-				this.kind = "map";
-			}
+			this.kind = (this.items != null) ? "map<" : "map";
 			return null;
 		}
 

@@ -7,24 +7,9 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The one place that decides what this instance may serve from its tiers now (ADR 0039). Its inputs, each moved
- * by whoever learns it:
- * <ul>
- * <li>{@link #heard()}: up to when the invalidation listener has read every message of the stream;</li>
- * <li>{@link #disconnected()}: a Redis connection dropped, so the stream's node may be gone, which nothing else tells
- * for a while (a blocked read waits out its timeout), until a read of the stream sent after it comes back
- * ({@link #readAfter});</li>
- * <li>the change feed's confirmations, if a feed is followed: up to when every change committed in the database
- * has been invalidated in both tiers ({@link #feedConfirmedUntil}, {@link #feedPosition()});</li>
- * <li>{@link #server()}: whether the Redis server behind the connections is known after a disconnect;</li>
- * <li>{@link #pending()}: this instance's evictions that Redis has not taken yet.</li>
- * </ul>
- * An L1 entry is served while the stream was heard and the feed confirmed within their bounds since it was read, or
- * it was read within them; from a disconnect until a read of the stream answers for it, only if it was read within
- * {@code disconnect-max-age}, the staleness another instance's write can then reach ({@link #servesFromL1}). Redis
- * is read as usual only while the feed confirmed within {@code max-lag} ({@link #trustsRedis()}), and a key only
- * while no eviction of it is pending and the server is known ({@link #redisStamp}). Times are on this instance's
- * ticker: no instance's clock is compared with another's.
+ * The one place that decides what this instance may serve from its tiers now (ADR 0039, "The gate"), from inputs
+ * each moved by whoever learns it: the stream heard, disconnects, the change feed's confirmations, the server
+ * confirmed, pending evictions. Times are on this instance's ticker: no instance's clock is compared with another's.
  */
 public final class FreshnessGate {
 
@@ -72,7 +57,10 @@ public final class FreshnessGate {
 		return this.heard;
 	}
 
-	/** A Redis connection dropped: the stream's node may be gone. */
+	/**
+	 * A Redis connection dropped: the stream's node may be gone, which nothing else tells for a while (a blocked read
+	 * waits out its timeout).
+	 */
 	public void disconnected() {
 		this.disconnects.incrementAndGet();
 	}

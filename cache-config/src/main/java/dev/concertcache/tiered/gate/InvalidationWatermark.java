@@ -6,14 +6,8 @@ import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Up to when this instance has heard every invalidation, and so how far its L1 can be trusted (ADR 0039, "The gate").
- * <p>
- * A writer publishes its invalidation before it acknowledges the write. So once a read of the stream that was
- * sent at time {@code h} has been applied, every write acknowledged before {@code h} has reached this instance's
- * L1. An L1 entry is served only while that time is at most {@code max-silence} old, or while the entry itself is
- * (it was read after any write acknowledged before then). An instance that cannot hear the stream (Redis down, the
- * listener's connection killed, its thread dead) thus serves nothing older than {@code max-silence} from L1: it
- * reads through instead, and the freshness bound holds whatever failed.
+ * Up to when this instance has heard every invalidation, and so how far its L1 can be trusted (ADR 0039, "The
+ * gate"): an instance that cannot hear the stream serves nothing from L1 older than {@code max-silence}.
  */
 public final class InvalidationWatermark {
 

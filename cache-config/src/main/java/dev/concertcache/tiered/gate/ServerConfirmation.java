@@ -4,10 +4,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Whether the Redis servers the connections reach are known to be the ones this instance's generations and L1 come
- * from (ADR 0039). A connection may come back on a replica just promoted, which can lack the last tombstones and
- * generation moves: on a standalone client (a Sentinel's) from any connection's disconnect until the invalidation
- * listener has compared the server's {@code run_id}, on a cluster from the topology change that gives a slot
- * another primary until every generation has moved, reads do not use Redis.
+ * from (ADR 0039): a connection may come back on a replica just promoted, which can lack the last tombstones, and
+ * reads do not use Redis until the server is confirmed.
  */
 public final class ServerConfirmation {
 

@@ -13,7 +13,6 @@ import java.time.Duration;
  * fill reads into one cache; 0 turns publishing and filling off
  * @param fillTimeout longest a fill takes, all caches together; past it the instance gives up and is ready with
  * what it filled
- * @author concert-cache
  */
 public record HotSetConfiguration(Duration publishInterval, int size, Duration fillTimeout) {
 

@@ -10,7 +10,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
@@ -157,7 +156,8 @@ public final class HotSetExchange {
 					this.published += keys.size();
 				}
 				int batch = HotSetConfiguration.FILL_BATCH;
-				for (int from = 0; hot.values().stream().anyMatch(hasMoreThan(from)); from += batch) {
+				int most = hot.values().stream().mapToInt(List::size).max().orElse(0);
+				for (int from = 0; from < most; from += batch) {
 					for (Map.Entry<HotSetMember, List<String>> cache : hot.entrySet()) {
 						List<String> keys = cache.getValue();
 						if (this.stopped) {
@@ -178,10 +178,6 @@ public final class HotSetExchange {
 			catch (RuntimeException ex) {
 				logger.warn("Hot-set fill failed", ex);
 			}
-		}
-
-		private static Predicate<List<String>> hasMoreThan(int from) {
-			return (keys) -> keys.size() > from;
 		}
 
 	}

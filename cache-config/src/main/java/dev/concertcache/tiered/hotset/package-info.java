@@ -1,7 +1,6 @@
 /**
- * The hot set (ADR 0202): every instance publishes its hottest L1 keys to Redis, and an instance that starts fills
- * its L1 with the fleet's hottest keys before it serves ({@link dev.concertcache.tiered.hotset.HotSetExchange}). It
- * sees the caches only as {@link dev.concertcache.tiered.hotset.HotSetMember}s.
+ * The fleet's hot set (ADR 0202): publishing each instance's hottest L1 keys and filling a starting instance's L1
+ * from them; it sees the caches only as {@link dev.concertcache.tiered.hotset.HotSetMember}s.
  */
 @NullMarked
 package dev.concertcache.tiered.hotset;

@@ -7,8 +7,6 @@ import java.time.Duration;
  * failed recently), every bulkhead slot stayed taken for the configured wait, or the last load could not reach the
  * loader and another is trying it. Nothing stale could be served instead. Answer it like an unavailable database:
  * 503 with {@code Retry-After: }{@link #getRetryAfter()}.
- *
- * @author concert-cache
  */
 public class LoadRejectedException extends RuntimeException {
 

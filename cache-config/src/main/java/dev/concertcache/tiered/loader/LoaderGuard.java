@@ -1,6 +1,7 @@
 package dev.concertcache.tiered.loader;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.function.Supplier;
 
 import io.github.resilience4j.bulkhead.Bulkhead;
@@ -120,8 +121,7 @@ public final class LoaderGuard {
 	 * The failure that last found the database out of reach, if no load has succeeded since, else {@code rejection}.
 	 */
 	private Throwable causedBy(RuntimeException rejection) {
-		Throwable unreachable = this.reachability.lastUnreachable();
-		return (unreachable != null) ? unreachable : rejection;
+		return Objects.requireNonNullElse(this.reachability.lastUnreachable(), rejection);
 	}
 
 	/** The failure that last found the database out of reach, or {@code null} if a load has succeeded since. */

@@ -1,8 +1,6 @@
 /**
- * What a miss may cost while the loader (the database) fails (ADR 0030): every loader call goes through a cache's
- * {@link dev.concertcache.tiered.loader.LoaderGuard} (circuit breaker, then bulkhead), and
- * {@link dev.concertcache.tiered.loader.LoaderFailures} tells a database that cannot be reached from one that answers
- * but sheds a load. Knows nothing of the tiers: the cache core calls it.
+ * What a miss may cost while the loader (the database) fails (ADR 0030): the guard every loader call goes through,
+ * and which failures mean the database is unavailable or out of reach. Knows nothing of the tiers.
  */
 @NullMarked
 package dev.concertcache.tiered.loader;

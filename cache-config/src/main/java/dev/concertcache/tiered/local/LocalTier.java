@@ -261,12 +261,8 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 		}
 
 		/**
-		 * Reads {@code key} again in the background while readers keep getting {@code entry}, which is still fresh:
-		 * near the end of its time to live, a key read often never makes a reader wait for Redis (ADR 0204). The
-		 * read is the one an expired entry's reader makes (Redis under every freshness rule, then the loader), and
-		 * its entry replaces {@code found} only if L1 still holds it: an eviction since (here or heard from
-		 * another instance) removed it, and the value read before that eviction is dropped. When the refresher is
-		 * busy, or the read fails, nothing changes: the entry expires and a reader reads it as before.
+		 * Reads {@code key} again in the background (ADR 0204); a fresh result replaces {@code found} only while L1
+		 * still holds it, so that a value read before an eviction since is dropped.
 		 */
 		private void refreshAhead(String key, CompletableFuture<L1Entry<V>> found, L1Entry<V> entry,
 				Supplier<Optional<V>> loader, Loads<V> loads) {

@@ -26,17 +26,9 @@ import dev.concertcache.tiered.gate.ServerConfirmation;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 
 /**
- * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} after the last message read) and
- * hands each message to the manager (ADR 0039).
- * <p>
- * Nothing is lost while the connection is down: the next read resumes after the last message. Its
- * {@link StreamPosition} (the server's {@code run_id}, the last message's id and number) tells when messages were
- * lost (a gap in the numbers, a stream that started again, another server without the last message read) and
- * flushes L1 then. After a disconnect it checks the {@code run_id}: Redis restarted, or a Sentinel promoted a
- * replica. On Redis Cluster it reads over a cluster connection (the stream and its counter share one slot) and the
- * {@code run_id} is that of the node serving the stream's slot. Each read that comes back moves the
- * {@link InvalidationWatermark}; any failure of the loop, errors included, is logged and retried, so the thread never
- * dies silently.
+ * Reads the invalidation stream on a dedicated connection (a blocking {@code XREAD} after the last message read),
+ * hands each message to the manager and moves the gate's watermarks (ADR 0039, "The listener's position"). Any
+ * failure of the loop, errors included, is logged and retried, so the thread never dies silently.
  */
 public final class InvalidationListener implements Runnable {
 
@@ -45,7 +37,11 @@ public final class InvalidationListener implements Runnable {
 	private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
 
 	/** Between failed reads: 50 ms, doubling up to a second, for as long as it takes. */
-	private static final ExponentialBackOff BACKOFF = backOff(Duration.ofMillis(50), MAX_BACKOFF);
+	private static final ExponentialBackOff BACKOFF = new ExponentialBackOff(50, 2);
+
+	static {
+		BACKOFF.setMaxInterval(MAX_BACKOFF.toMillis());
+	}
 
 	private static final int BATCH = 1000;
 
@@ -184,11 +180,15 @@ public final class InvalidationListener implements Runnable {
 					}
 				}
 				else if (this.suspect.getAndSet(false)) {
-					recover(redis);
+					// After a disconnect: another server is reported and resumed on; the same one is asked whether
+					// messages were lost meanwhile.
+					if (!this.position.onServer(redis, this.connection.runId(redis))) {
+						this.position.recoverAfterDisconnect(redis);
+					}
 				}
 				else if (this.server != null && !this.server.isConfirmed()) {
 					// Another connection dropped: it may have come back on another server.
-					reportedNewServer(redis);
+					this.position.onServer(redis, this.connection.runId(redis));
 				}
 				if (this.server != null) {
 					this.server.confirmed(disconnects);
@@ -242,24 +242,8 @@ public final class InvalidationListener implements Runnable {
 	}
 
 	/**
-	 * After a disconnect: another server (its {@code run_id}) is reported and resumed on; the same one is asked
-	 * whether messages were lost meanwhile.
-	 */
-	private void recover(RedisClusterCommands<String, String> redis) {
-		if (!reportedNewServer(redis)) {
-			this.position.recoverAfterDisconnect(redis);
-		}
-	}
-
-	/** Reports another server behind the connection (its {@code run_id} changed); returns whether it did. */
-	private boolean reportedNewServer(RedisClusterCommands<String, String> redis) {
-		return this.position.onServer(redis, this.connection.runId(redis));
-	}
-
-	/**
-	 * A change feed's confirmation: every change committed {@code lag} before it was appended has been invalidated,
-	 * and it was appended after the previous read was sent, so every change committed before that read's send time
-	 * minus {@code lag} has (ADR 0039). A bound on this instance's own clock, whatever the feed's clock says.
+	 * A change feed's confirmation, {@code lag} behind (ADR 0039): bounds the feed's watermark on this instance's
+	 * own clock, from the previous read's send time, whatever the feed's clock says.
 	 */
 	private void feedCaughtUp(String lag, @Nullable String position) {
 		if (position != null && !position.isEmpty()) {
@@ -285,12 +269,6 @@ public final class InvalidationListener implements Runnable {
 		catch (RuntimeException ex) {
 			logger.warn("Cannot apply invalidation " + body, ex);
 		}
-	}
-
-	private static ExponentialBackOff backOff(Duration initial, Duration maximum) {
-		ExponentialBackOff backOff = new ExponentialBackOff(initial.toMillis(), 2);
-		backOff.setMaxInterval(maximum.toMillis());
-		return backOff;
 	}
 
 	private boolean pause(Duration duration) {

@@ -11,12 +11,10 @@ import org.springframework.data.redis.core.script.RedisScript;
 import dev.concertcache.tiered.metrics.TieredCacheMetrics;
 import dev.concertcache.tiered.redis.RedisCalls;
 import dev.concertcache.tiered.redis.RedisTier;
-import dev.concertcache.tiered.redis.RedisUnavailableException;
 
 /**
- * The invalidation stream (ADR 0039): {@code <prefix>:invalidations}, the counter that numbers its messages
- * ({@code {<prefix>:invalidations}:seq}) and a change feed's checkpoint ({@code {<prefix>:invalidations}:feed}), all
- * in one slot. Every message is appended past the Redis breaker: an invalidation Redis can still take must land now.
+ * The invalidation stream and the keys in its slot (ADR 0039, "Key layout"). Every message is appended past the
+ * Redis breaker: an invalidation Redis can still take must land now.
  */
 public final class InvalidationStream {
 
@@ -37,10 +35,8 @@ public final class InvalidationStream {
 			""", Long.class);
 
 	/**
-	 * If the change feed's checkpoint (KEYS[3], in the stream's slot) is still ARGV[5], numbers a confirmation of
-	 * the feed (ADR 0039) and appends it to the stream: field {@value #FEED_LAG}, the nanoseconds before it was sent
-	 * that every change the feed invalidates had been invalidated by, and {@value #FEED_POSITION}, the checkpoint
-	 * through which they landed (ADR 0038). Returns 1, or 0 if the checkpoint moved.
+	 * Appends a change feed's confirmation ({@value #FEED_LAG}, {@value #FEED_POSITION}, ADR 0039) if the feed's
+	 * checkpoint (KEYS[3]) is still ARGV[5]. Returns 1, or 0 if the checkpoint moved.
 	 */
 	private static final RedisScript<Long> ANNOUNCE_FEED = RedisScript.of("""
 			if (redis.call('GET', KEYS[3]) or '') ~= ARGV[5] then return 0 end
@@ -120,22 +116,6 @@ public final class InvalidationStream {
 	/** The stream's key. */
 	public String name() {
 		return this.name;
-	}
-
-	/**
-	 * Tells the other instances, if the stream takes it, of an eviction whose counter or tombstone step Redis did
-	 * not take (their node down): each of them then keeps it pending as the writer does, reading the key from the
-	 * loader, not from Redis, until it lands (ADR 0039, "While a primary is down", rule 2).
-	 * @return whether the stream took it; if not (down too), the others stop trusting L1 within max-silence
-	 */
-	public boolean announceNotLanded(String cache, String key, String origin, long sentAt) {
-		try {
-			announce(cache, key, NOT_LANDED, origin, sentAt);
-			return true;
-		}
-		catch (RedisUnavailableException ex) {
-			return false;
-		}
 	}
 
 	/**

@@ -63,9 +63,6 @@ public final class NotLandedAnnouncements {
 
 	/** {@code key}'s eviction landed; the whole cache's landing covers every key's. */
 	public void landed(String key) {
-		if (this.told.isEmpty()) {
-			return;
-		}
 		if (PendingEvictions.ALL.equals(key)) {
 			this.told.clear();
 		}

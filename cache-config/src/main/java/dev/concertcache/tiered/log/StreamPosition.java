@@ -1,6 +1,7 @@
 package dev.concertcache.tiered.log;
 
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Consumer;
 
 import io.lettuce.core.Limit;
@@ -13,10 +14,9 @@ import org.jspecify.annotations.Nullable;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
 
 /**
- * Where the invalidation listener is in the stream: the server that holds it ({@code run_id}, its epoch), the id of
- * the last message read and the number the stream's counter gave it (its position). A gap in the numbers, a counter
- * behind the position, or another server that lacks the last message read means invalidations were lost: L1 is
- * flushed and reading starts again from the stream's end. Nothing is remembered beyond the last message.
+ * Where the invalidation listener is in the stream: the server that holds it ({@code run_id}), the id of the last
+ * message read and its number (ADR 0039, "The listener's position"). When invalidations were lost, L1 is flushed and
+ * reading starts again from the stream's end.
  */
 public final class StreamPosition {
 
@@ -65,11 +65,7 @@ public final class StreamPosition {
 	}
 
 	public String lastId() {
-		String lastId = this.lastId;
-		if (lastId == null) {
-			throw new IllegalStateException("Not started");
-		}
-		return lastId;
+		return Objects.requireNonNull(this.lastId, "Not started");
 	}
 
 	/** A message was read: its id and number become the position. */
@@ -112,10 +108,7 @@ public final class StreamPosition {
 		this.lastSequence = sequence;
 	}
 
-	/**
-	 * After a disconnect from the same server: the sequence counter tells whether messages were published since the last one read, and the stream whether the
-	 * next of them is still there (trimmed, or the stream deleted, if not).
-	 */
+	/** After a disconnect from the same server: flushes L1 if messages published meanwhile are gone. */
 	public void recoverAfterDisconnect(RedisClusterCommands<String, String> redis) {
 		if (this.lastSequence < 0) {
 			return;
@@ -138,10 +131,8 @@ public final class StreamPosition {
 	}
 
 	/**
-	 * The listener's position is the number of the last message read. Another server that holds that message under
-	 * that number (a replica promoted after it received it) appends after it: reading goes on from there. One that
-	 * lacks it (promoted before it received it, or started empty) may give its own messages earlier ids and the same
-	 * numbers: the tail this instance heard is gone, so it flushes L1 and starts again from that server's end.
+	 * On another server, reading goes on only if it holds the last message read under its number; one that lacks it
+	 * may give its own messages earlier ids and the same numbers, so L1 is flushed and reading starts at its end.
 	 */
 	private void resumeOnAnotherServer(RedisClusterCommands<String, String> redis) {
 		if (this.lastSequence >= 0) {

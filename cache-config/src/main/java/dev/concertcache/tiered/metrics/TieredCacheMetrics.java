@@ -16,34 +16,7 @@ import io.micrometer.core.instrument.Timer;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 
 /**
- * The meters of the cache, named as the repository's contract says (ADR 0015). In Prometheus form:
- * <ul>
- * <li>{@code tiered_cache_gets_total{cache,tier,result}}: TIERED mode counts every read at {@code tier="l1"} and
- * every L1 miss that reached Redis at {@code tier="l2"}; REDIS mode counts every read at {@code tier="l2"}. A read
- * that joins a load already in flight on this instance counts as a hit (as Caffeine counts it): it costs no load.
- * Overall hit ratio = (l1 hits + l2 hits) / (l1 hits + l1 misses), or l2 hits / (l2 hits + l2 misses) in REDIS
- * mode.</li>
- * <li>{@code tiered_cache_loads_seconds{cache,result="success"|"absent"|"failure"}}: loader calls, with a
- * histogram.</li>
- * <li>{@code tiered_cache_evictions_total{cache,tier,cause}}: explicit evictions count operations (one per key or
- * per whole cache); {@code size} and {@code expired} count L1 entries.</li>
- * <li>{@code tiered_cache_invalidations_sent_total{cache}}, {@code tiered_cache_invalidations_received_total{cache}}
- * (messages from other instances only) and {@code tiered_cache_invalidation_lag_seconds} (receive time minus
- * send time, with a histogram).</li>
- * <li>{@code tiered_cache_errors_total{cache,tier="l2",operation}}: failed Redis calls and unreadable values
- * (calls refused by an open breaker are not errors: resilience4j counts them); {@code cache="*"} for the
- * invalidation stream.</li>
- * <li>{@code tiered_cache_stale_served_total{cache}}: reads answered with an expired value because the loader
- * failed (ADR 0031); a read that joined such a load counts too.</li>
- * <li>{@code tiered_cache_loads_rejected_total{cache,reason="circuit-open"|"bulkhead-full"|"unreachable"}}: misses
- * whose loader was not called (ADR 0030).</li>
- * <li>{@code tiered_cache_hot_set_fill_seconds{complete}} and {@code tiered_cache_hot_set_filled_total{cache}}: the
- * fill of L1 from the fleet's hot set before the instance is ready, and the entries it put in.</li>
- * <li>{@code tiered_cache_size{cache,tier="l1"}} (stale entries included), {@code tiered_cache_pending_evictions}.
- * </li>
- * <li>{@code tiered_cache_failovers_total}: Redis failovers (a cluster's new primaries, a new server behind a
- * Sentinel or a restart) for which this instance moved every cache's generation (ADR 0039).</li>
- * </ul>
+ * The cache's meters: ADR 0015 lists them and what each counts (the hot set's are ADR 0202's, the feed's ADR 0039's).
  */
 public final class TieredCacheMetrics {
 
@@ -74,6 +47,7 @@ public final class TieredCacheMetrics {
 		this.lag.record(Math.max(0, millis), TimeUnit.MILLISECONDS);
 	}
 
+	/** A failed Redis call or an unreadable value; a call an open breaker refused is none (resilience4j counts it). */
 	public void error(String cache, String operation) {
 		this.registry.counter("tiered.cache.errors", "cache", cache, "tier", "l2", "operation", operation).increment();
 	}
@@ -152,23 +126,14 @@ public final class TieredCacheMetrics {
 			this.loadSuccess = loads("success");
 			this.loadAbsent = loads("absent");
 			this.loadFailure = loads("failure");
-			this.sent = Counter.builder("tiered.cache.invalidations.sent")
-				.description("Invalidation messages this instance sent")
-				.tag("cache", cache)
-				.register(TieredCacheMetrics.this.registry);
-			this.received = Counter.builder("tiered.cache.invalidations.received")
-				.description("Invalidation messages from other instances this instance applied")
-				.tag("cache", cache)
-				.register(TieredCacheMetrics.this.registry);
-			this.staleServed = Counter.builder("tiered.cache.stale.served")
-				.description("Reads answered with an expired value because the loader failed")
-				.tag("cache", cache)
-				.register(TieredCacheMetrics.this.registry);
-			this.feedBehind = Counter.builder("tiered.cache.feed.behind.reads")
-				.description("Reads past L1 because the change feed had not confirmed recently enough that both "
-						+ "tiers hold every committed change: Redis answers them only with values read within max-lag")
-				.tag("cache", cache)
-				.register(TieredCacheMetrics.this.registry);
+			this.sent = counter("tiered.cache.invalidations.sent", "Invalidation messages this instance sent");
+			this.received = counter("tiered.cache.invalidations.received",
+					"Invalidation messages from other instances this instance applied");
+			this.staleServed = counter("tiered.cache.stale.served",
+					"Reads answered with an expired value because the loader failed");
+			this.feedBehind = counter("tiered.cache.feed.behind.reads",
+					"Reads past L1 because the change feed had not confirmed recently enough that both tiers hold "
+							+ "every committed change: Redis answers them only with values read within max-lag");
 			this.refreshHit = refreshes("hit");
 			this.refreshMiss = refreshes("miss");
 			for (LoadRejectedException.Reason reason : LoadRejectedException.Reason.values()) {
@@ -177,11 +142,8 @@ public final class TieredCacheMetrics {
 		}
 
 		public Counter rejected(LoadRejectedException.Reason reason) {
-			return Counter.builder("tiered.cache.loads.rejected")
-				.description("Misses whose loader call the circuit breaker or the bulkhead refused")
-				.tag("cache", this.cache)
-				.tag("reason", reason.tag())
-				.register(TieredCacheMetrics.this.registry);
+			return counter("tiered.cache.loads.rejected",
+					"Misses whose loader call the circuit breaker or the bulkhead refused", "reason", reason.tag());
 		}
 
 		public void load(long nanos, String result) {
@@ -212,24 +174,33 @@ public final class TieredCacheMetrics {
 		}
 
 		private LongAdder refreshes(String result) {
+			return adder("tiered.cache.l1.refreshes",
+					"L1 entries read again before they expired (refresh-ahead), by whether Redis had them", "result",
+					result);
+		}
+
+		private LongAdder gets(String tier, String result) {
+			return adder("tiered.cache.gets", "Cache reads by tier and result", "tier", tier, "result", result);
+		}
+
+		/** A count of this cache that a function counter reports; {@code tags} as name and value pairs. */
+		private LongAdder adder(String name, String description, String... tags) {
 			LongAdder count = new LongAdder();
-			FunctionCounter.builder("tiered.cache.l1.refreshes", count, LongAdder::doubleValue)
-				.description("L1 entries read again before they expired (refresh-ahead), by whether Redis had them")
+			FunctionCounter.builder(name, count, LongAdder::doubleValue)
+				.description(description)
 				.tag("cache", this.cache)
-				.tag("result", result)
+				.tags(tags)
 				.register(TieredCacheMetrics.this.registry);
 			return count;
 		}
 
-		private LongAdder gets(String tier, String result) {
-			LongAdder count = new LongAdder();
-			FunctionCounter.builder("tiered.cache.gets", count, LongAdder::doubleValue)
-				.description("Cache reads by tier and result")
+		/** A counter of this cache; {@code tags} as name and value pairs. */
+		private Counter counter(String name, String description, String... tags) {
+			return Counter.builder(name)
+				.description(description)
 				.tag("cache", this.cache)
-				.tag("tier", tier)
-				.tag("result", result)
+				.tags(tags)
 				.register(TieredCacheMetrics.this.registry);
-			return count;
 		}
 
 		private Timer loads(String result) {

@@ -1,7 +1,5 @@
 /**
- * The caches' Micrometer meters ({@link dev.concertcache.tiered.metrics.TieredCacheMetrics}): hits and misses per
- * tier, loads, evictions, invalidations sent and received, the change feed's lag, stale answers. Every package of the
- * core counts here; it knows nothing of the tiers.
+ * The caches' Micrometer meters (ADR 0015); every package of the core counts here, and it knows nothing of the tiers.
  */
 @NullMarked
 package dev.concertcache.tiered.metrics;

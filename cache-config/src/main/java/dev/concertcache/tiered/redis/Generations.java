@@ -8,11 +8,6 @@ import dev.concertcache.tiered.gate.InvalidationWatermark;
 /**
  * The generation of one cache as this instance knows it (ADR 0039): every key of an evict-all's cache moves to the
  * next generation at once. Unknown until read from Redis (at start, after a flush); never moves back.
- * <p>
- * Moves are heard from the invalidation stream. While it is silent (its node down, the listener's connection lost)
- * a writer can still move the counter on another node without being heard, so the generation is then read again
- * from the counter once per {@code max-silence}, as L1 entries are (ADR 0039): a read that cannot confirm it does
- * not use Redis.
  */
 public final class Generations {
 
@@ -50,7 +45,7 @@ public final class Generations {
 
 	/**
 	 * The generation reads use, read from Redis if unknown or if the stream has been silent for longer than
-	 * {@code max-silence} since it was last read.
+	 * {@code max-silence} since it was last read: meanwhile a writer may have moved it unheard (ADR 0039).
 	 * @throws RedisUnavailableException if it has to be read and Redis cannot tell
 	 */
 	public long current() {

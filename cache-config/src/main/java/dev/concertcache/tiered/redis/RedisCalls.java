@@ -33,10 +33,6 @@ public final class RedisCalls {
 		return new RedisCalls(this.breaker, metrics, this.moved);
 	}
 
-	public CircuitBreaker breaker() {
-		return this.breaker;
-	}
-
 	public <T> T withBreaker(String cache, String operation, Supplier<T> command) {
 		try {
 			return this.breaker.executeSupplier(command);

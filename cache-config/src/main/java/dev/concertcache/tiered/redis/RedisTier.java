@@ -9,7 +9,6 @@ import java.util.Set;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
-
 import org.springframework.data.redis.core.Cursor;
 import org.springframework.data.redis.core.ScanOptions;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -219,10 +218,6 @@ public final class RedisTier {
 		return this.keyPrefix;
 	}
 
-	public CircuitBreaker breaker() {
-		return this.calls.breaker();
-	}
-
 	public String valueKey(String cache, long generation, String shape, String key) {
 		return this.namespace + cache + ":g" + generation + ":" + shape + ":" + hashTag(cache, key);
 	}
@@ -231,20 +226,14 @@ public final class RedisTier {
 		return this.namespace + cache + ":lock:g" + generation + ":" + shape + ":" + hashTag(cache, key);
 	}
 
-	/**
-	 * {@code {<cache>:<key>}}: Redis Cluster hashes from the first '{' to the next '}', the same characters in a
-	 * value's and its lock's key (nothing before the tag holds a brace), never an empty tag.
-	 */
 	private static String hashTag(String cache, String key) {
 		return "{" + cache + ":" + key + "}";
 	}
 
-	/** The key of the last failover (config epoch) {@code cache}'s generation was moved for; in its slot. */
 	private String failoverKey(String cache) {
 		return "{" + generationKey(cache) + "}:failover";
 	}
 
-	/** The marker of the standalone primary {@code runId} {@code cache}'s generation was moved for; in its slot. */
 	private String primaryKey(String cache, String runId) {
 		return "{" + generationKey(cache) + "}:primary:" + runId;
 	}
@@ -336,8 +325,9 @@ public final class RedisTier {
 	 * none yet), under every shape registered and {@code shape}; returns the current generation, for the caller to
 	 * announce.
 	 * <p>
-	 * Two steps in two slots: read the generation and the shapes, tombstone the key (one slot: its hash tag). A load that stores under a generation newer than the one read here started after this eviction
-	 * did (that generation did not exist before), so after the write: a tombstone under it is not needed (ADR 0039).
+	 * Three calls, one slot each: read the generation, read the shapes, tombstone the key (its hash tag). A load that
+	 * stores under a generation newer than the one read here started after this eviction did (that generation did not
+	 * exist before), so after the write: a tombstone under it is not needed (ADR 0039).
 	 */
 	public long evict(String cache, String key, long generation, String shape, long tombstoneMillis, long now) {
 		Long current = this.calls.pastTheBreaker(cache, "evict",

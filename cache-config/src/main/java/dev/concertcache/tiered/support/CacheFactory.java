@@ -63,7 +63,6 @@ final class CacheFactory {
 
 	private final RedisTier redis;
 
-	/** How many messages an invalidation stream keeps, about. */
 	private final long streamMaxLength;
 
 	private final TieredCacheMetrics metrics;
@@ -72,7 +71,8 @@ final class CacheFactory {
 
 	private final Clock clock;
 
-	private final JsonMapper jsonMapper;
+	/** One for every cache: a mapper caches what it learns of each type. */
+	private final JsonMapper jsonMapper = JsonValueCodec.defaultMapper();
 
 	private final FreshnessGate gate;
 
@@ -112,7 +112,6 @@ final class CacheFactory {
 		this.metrics = metrics;
 		this.ticker = (builder.ticker != null) ? builder.ticker : Ticker.systemTicker();
 		this.clock = clock;
-		this.jsonMapper = (builder.jsonMapper != null) ? builder.jsonMapper : JsonValueCodec.defaultMapper();
 		this.gate = gate;
 		this.breakers = breakers;
 		this.bulkheads = builder.bulkheadRegistry();
@@ -165,7 +164,7 @@ final class CacheFactory {
 		}));
 	}
 
-	/** A cache over {@code redis}, its meters in {@code metrics}: a real one, or a warm-up's twin. */
+	/** A real cache, or a warm-up's twin (over its own keys and meters). */
 	private <K, V> DefaultTieredCache<K, V> newCache(String name, Class<K> keyType, Class<V> valueType,
 			RedisTier redis, TieredCacheMetrics metrics) {
 		TieredCacheConfiguration spec = spec(name);

@@ -20,7 +20,6 @@ import dev.concertcache.tiered.format.CacheKeyEncoder;
 import dev.concertcache.tiered.format.StoredDigest;
 import dev.concertcache.tiered.gate.FreshnessGate;
 import dev.concertcache.tiered.gate.InvalidationWatermark;
-import dev.concertcache.tiered.gate.PendingEvictions;
 import dev.concertcache.tiered.hotset.HotSetMember;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.loader.LoaderFailures;
@@ -39,13 +38,8 @@ import dev.concertcache.tiered.redis.RedisUnavailableException;
  * happen now: the manager wraps the cache in a {@link TransactionAwareTieredCacheDecorator} (after commit) and
  * a {@link ThreadRoutedTieredCache} (to a warm-up's twin).
  * <p>
- * Every loader call goes through the cache's {@link LoaderGuard} (circuit breaker, then bulkhead: ADR 0030).
- * Both tiers keep a value {@code stale-if-error} longer than its time to live (ADR 0031): L1 entries carry their
- * fresh-until time, Redis envelopes theirs ({@code "f"}). A read of an entry past it refreshes it like a miss
- * (single flight); if the load fails, {@link StaleIfError} picks the stale value to return (the Redis one if Redis
- * still has one, else the L1 one), marked stale, and it stays in L1 so that the next read tries again. A refresh
- * that finds, through the normal read, the very bytes the L1 entry came from keeps its value instance
- * ({@link StoredDigest}): what the application made of it (written JSON, an entity tag) stays valid.
+ * Every loader call goes through the cache's {@link LoaderGuard} (ADR 0030); what a failed load may still serve,
+ * {@link StaleIfError} picks (ADR 0031).
  */
 final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember {
 
@@ -166,7 +160,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		String encoded = this.keys.encode(key);
 		try {
 			// Pending as evict's would be: this instance must not read Redis' old value back until it lands.
-			this.evictions.evictInRedis(encoded, () -> this.gate.pending().add(this.name, encoded));
+			this.evictions.evictInRedis(encoded);
 		}
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());
@@ -176,7 +170,7 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 	@Override
 	public void invalidateAll() {
 		try {
-			this.evictions.evictAllInRedis(() -> this.gate.pending().add(this.name, PendingEvictions.ALL));
+			this.evictions.evictAllInRedis();
 		}
 		catch (RedisUnavailableException ex) {
 			throw new InvalidationFailedException(this.name, ex, ex.everyInstanceTold());

@@ -202,11 +202,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return this.mode;
 	}
 
-	/** This instance's identity in invalidation messages. */
-	public String getInstanceId() {
-		return this.instanceId;
-	}
-
 	@Override
 	public void start() {
 		if (this.running) {
@@ -271,11 +266,6 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 		return listener != null && listener.isConnected() && !this.gate.isDisconnected();
 	}
 
-	/** How long ago this instance last heard every invalidation, or {@code null} if it never has. */
-	public @Nullable Duration getInvalidationSilence() {
-		return this.gate.silence();
-	}
-
 	/**
 	 * How long ago the change feed last confirmed that both tiers hold every change committed before then (ADR
 	 * 0039), or {@code null} if it never has or none is followed. Past {@code change-feed-max-lag}, reads go to the
@@ -318,7 +308,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 			return call.get();
 		}
 		catch (RedisUnavailableException ex) {
-			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex);
+			throw new InvalidationFailedException(TieredCacheMetrics.ALL_CACHES, ex, false);
 		}
 	}
 

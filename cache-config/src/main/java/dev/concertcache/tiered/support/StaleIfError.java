@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.ToLongFunction;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
@@ -45,7 +46,6 @@ final class StaleIfError<V> {
 
 	/**
 	 * The entry to serve after a failed load, {@code null} if there is none or the cache serves nothing stale.
-	 * @param read what Redis held before the load
 	 * @param staleInL1 the L1 entry past its freshness that the load was to refresh, if any
 	 */
 	@Nullable L1Entry<V> fallback(RedisRead<V> read, @Nullable L1Entry<V> staleInL1) {
@@ -56,16 +56,11 @@ final class StaleIfError<V> {
 		if (isTombstoned(read)) {
 			return null;
 		}
-		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
-			RedisCopy<V> stored = redisCopy(load.seen(), staleInL1);
-			if (stored != null && stored.value().isPresent() && stored.freshUntil() != JsonValueCodec.ALWAYS_FRESH) {
-				long left = stored.freshUntil() + this.spec.l2StaleMillis(false) - this.clock.millis();
-				if (left > 0) {
-					// Fresh until now: the next read tries the loader again.
-					return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-							Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, stored.digest());
-				}
-			}
+		L1Entry<V> inRedis = fromRedis(read, staleInL1, now,
+				(stored) -> (stored.freshUntil() != JsonValueCodec.ALWAYS_FRESH)
+						? stored.freshUntil() + this.spec.l2StaleMillis(false) - this.clock.millis() : 0);
+		if (inRedis != null) {
+			return inRedis;
 		}
 		if (staleInL1 != null && staleInL1.value.isPresent() && now - staleInL1.staleUntil < 0) {
 			return staleInL1.servedStale(now);
@@ -73,12 +68,10 @@ final class StaleIfError<V> {
 		return null;
 	}
 
-
 	/**
 	 * What a failed load may serve while the database cannot be reached when the freshness gate refused it but its
 	 * time to live has not run out, whatever the cache's stale-if-error window: the value a cache without the gate
 	 * would serve as a hit, marked stale (ADR 0031, ADR 0039). Present values only.
-	 * @param read what Redis held
 	 * @param inL1 the L1 entry the gate refused, if any
 	 */
 	@Nullable L1Entry<V> withinTimeToLive(RedisRead<V> read, @Nullable L1Entry<V> inL1) {
@@ -91,15 +84,29 @@ final class StaleIfError<V> {
 			return new L1Entry<>(inL1.value, now, now, inL1.freshUntil, true, Source.L1, inL1.readAt,
 					inL1.databaseReadAt, inL1.digest);
 		}
-		if (read instanceof RedisRead.Load<V> load && !load.seen().isEmpty()) {
-			RedisCopy<V> stored = redisCopy(load.seen(), inL1);
-			long left = (stored != null) ? stored.freshUntil() - this.clock.millis() : 0;
-			if (stored != null && stored.value().isPresent() && left > 0) {
-				return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true,
-						Source.L2, InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, stored.digest());
-			}
+		return fromRedis(read, inL1, now, (stored) -> stored.freshUntil() - this.clock.millis());
+	}
+
+	/**
+	 * The present value a load found in Redis, served stale for the milliseconds {@code millisLeft} gives it, if
+	 * positive; else {@code null}.
+	 */
+	private @Nullable L1Entry<V> fromRedis(RedisRead<V> read, @Nullable L1Entry<V> inL1, long now,
+			ToLongFunction<RedisCopy<V>> millisLeft) {
+		if (!(read instanceof RedisRead.Load<V> load) || load.seen().isEmpty()) {
+			return null;
 		}
-		return null;
+		RedisCopy<V> stored = redisCopy(load.seen(), inL1);
+		if (stored == null || stored.value().isEmpty()) {
+			return null;
+		}
+		long left = millisLeft.applyAsLong(stored);
+		if (left <= 0) {
+			return null;
+		}
+		// Fresh until now: the next read tries the loader again.
+		return new L1Entry<>(stored.value(), now, now, now + TimeUnit.MILLISECONDS.toNanos(left), true, Source.L2,
+				InvalidationWatermark.NEVER, InvalidationWatermark.NEVER, stored.digest());
 	}
 
 	/**

@@ -4,7 +4,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.Executor;
 import com.github.benmanes.caffeine.cache.Ticker;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
@@ -15,7 +14,6 @@ import io.github.resilience4j.micrometer.tagged.TaggedCircuitBreakerMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.jspecify.annotations.Nullable;
-import tools.jackson.databind.json.JsonMapper;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.util.Assert;
 
@@ -28,36 +26,6 @@ import dev.concertcache.tiered.loader.LoaderReachability;
  * Builds a {@link DefaultTieredCacheManager}; every setting but the connection factory has a default.
  */
 public final class TieredCacheManagerBuilder {
-
-	/** Default approximate length of the invalidation stream. */
-	public static final long DEFAULT_STREAM_MAX_LENGTH = 10_000;
-
-	/** A read a few times per {@link #DEFAULT_MAX_SILENCE}, one small command per instance when idle. */
-	public static final Duration DEFAULT_BLOCK_TIMEOUT = Duration.ofMillis(250);
-
-	/** Within a freshness promise of one second, with a quarter of it left for delivery. */
-	public static final Duration DEFAULT_MAX_SILENCE = Duration.ofMillis(750);
-
-	/**
-	 * Within the lag this service promises for its own writes (100 ms), with the stream's node gone: what another
-	 * instance read just before a write is served at most this long after.
-	 */
-	public static final Duration DEFAULT_DISCONNECT_MAX_AGE = Duration.ofMillis(50);
-
-	/** Default time a tombstone stays in Redis. */
-	public static final Duration DEFAULT_TOMBSTONE_TTL = Duration.ofSeconds(30);
-
-	/** Default number of evictions kept in memory while Redis cannot be reached. */
-	public static final int DEFAULT_PENDING_MAXIMUM_SIZE = 10_000;
-
-	/** Default interval between attempts to send evictions that could not reach Redis. */
-	public static final Duration DEFAULT_RETRY_INTERVAL = Duration.ofMillis(100);
-
-	/** Default time the per-key load lock is held at most. */
-	public static final Duration DEFAULT_LOCK_TTL = Duration.ofSeconds(2);
-
-	/** Default interval at which a waiting instance looks for the lock holder's value. */
-	public static final Duration DEFAULT_LOCK_POLL_INTERVAL = Duration.ofMillis(20);
 
 	/** Default key prefix. */
 	public static final String DEFAULT_KEY_PREFIX = "tiered-cache";
@@ -90,23 +58,29 @@ public final class TieredCacheManagerBuilder {
 
 	final Map<String, TieredCacheConfiguration> configured = new LinkedHashMap<>();
 
-	long streamMaxLength = DEFAULT_STREAM_MAX_LENGTH;
+	long streamMaxLength = 10_000;
 
-	Duration blockTimeout = DEFAULT_BLOCK_TIMEOUT;
+	/** A read a few times per max-silence, one small command per instance when idle. */
+	Duration blockTimeout = Duration.ofMillis(250);
 
-	Duration maxSilence = DEFAULT_MAX_SILENCE;
+	/** Within a freshness promise of one second, with a quarter of it left for delivery. */
+	Duration maxSilence = Duration.ofMillis(750);
 
-	Duration disconnectMaxAge = DEFAULT_DISCONNECT_MAX_AGE;
+	/**
+	 * Within the lag this service promises for its own writes (100 ms), with the stream's node gone: what another
+	 * instance read just before a write is served at most this long after.
+	 */
+	Duration disconnectMaxAge = Duration.ofMillis(50);
 
-	Duration tombstoneTtl = DEFAULT_TOMBSTONE_TTL;
+	Duration tombstoneTtl = Duration.ofSeconds(30);
 
-	int pendingMaximumSize = DEFAULT_PENDING_MAXIMUM_SIZE;
+	int pendingMaximumSize = 10_000;
 
-	Duration retryInterval = DEFAULT_RETRY_INTERVAL;
+	Duration retryInterval = Duration.ofMillis(100);
 
-	Duration lockTtl = DEFAULT_LOCK_TTL;
+	Duration lockTtl = Duration.ofSeconds(2);
 
-	Duration lockPollInterval = DEFAULT_LOCK_POLL_INTERVAL;
+	Duration lockPollInterval = Duration.ofMillis(20);
 
 	CircuitBreakerConfig redisCircuitBreaker = DEFAULT_REDIS_CIRCUIT_BREAKER;
 
@@ -119,8 +93,6 @@ public final class TieredCacheManagerBuilder {
 	@Nullable Ticker ticker;
 
 	@Nullable Clock clock;
-
-	@Nullable JsonMapper jsonMapper;
 
 	@Nullable Ticker watermarkTicker;
 
@@ -143,10 +115,7 @@ public final class TieredCacheManagerBuilder {
 		return this;
 	}
 
-	/**
-	 * The first segment of every Redis key and of the invalidation stream; change it to start over with an
-	 * empty L2 after an incompatible change of the cached types.
-	 */
+	/** The first segment of every Redis key; a new one starts over with an empty L2 (the cached types changed). */
 	public TieredCacheManagerBuilder keyPrefix(String keyPrefix) {
 		this.keyPrefix = keyPrefix;
 		return this;
@@ -187,31 +156,19 @@ public final class TieredCacheManagerBuilder {
 		return this;
 	}
 
-	/**
-	 * How long this instance may go without proof that it heard every invalidation before L1 stops serving
-	 * entries read before then.
-	 */
+	/** How long this instance may be unsure it heard every invalidation before L1 stops serving older entries. */
 	public TieredCacheManagerBuilder maxSilence(Duration maxSilence) {
 		this.maxSilence = maxSilence;
 		return this;
 	}
 
-	/**
-	 * How long after its read an L1 entry is served from a Redis connection's disconnect until a read of the
-	 * invalidation stream sent after it comes back: the stream's node may be gone, and other instances' writes
-	 * unheard.
-	 */
+	/** How old an L1 entry may be to be served from a disconnect until a read of the stream comes back. */
 	public TieredCacheManagerBuilder disconnectMaxAge(Duration disconnectMaxAge) {
 		this.disconnectMaxAge = disconnectMaxAge;
 		return this;
 	}
 
-	/**
-	 * Follows an external change feed (a reader of the database's binary log) that invalidates changes other
-	 * applications commit and confirms its progress with {@link #changeFeedCaughtUp}: while its last
-	 * confirmation is older than {@code maxLag}, neither tier is trusted and reads go to the loader (ADR 0039).
-	 * Without it (the default), only the invalidation stream bounds what the tiers serve.
-	 */
+	/** Follows a change feed: past {@code maxLag} since its last confirmation, reads go to the loader (ADR 0039). */
 	public TieredCacheManagerBuilder changeFeedMaxLag(Duration maxLag) {
 		this.changeFeedMaxLag = maxLag;
 		return this;
@@ -238,10 +195,7 @@ public final class TieredCacheManagerBuilder {
 		return this;
 	}
 
-	/**
-	 * Whether the database behind the caches' loaders can be reached, shared by every cache's loader guard; pass the
-	 * one that another part of the application (the binary-log reader) tells when it finds the database out of reach.
-	 */
+	/** Shared by every cache's loader guard; pass the one the binary-log reader also tells. */
 	public TieredCacheManagerBuilder loaderReachability(LoaderReachability loaderReachability) {
 		this.loaderReachability = loaderReachability;
 		return this;
@@ -277,19 +231,13 @@ public final class TieredCacheManagerBuilder {
 		return this;
 	}
 
-	/**
-	 * The registry the {@value DefaultTieredCacheManager#CIRCUIT_BREAKER_NAME} and {@value DefaultTieredCacheManager#LOADER_GUARD_NAME} breakers are created
-	 * in; by default a private one, bound to the meter registry.
-	 */
+	/** Where the Redis and loader breakers are created; by default a private one, bound to the meter registry. */
 	public TieredCacheManagerBuilder circuitBreakerRegistry(CircuitBreakerRegistry circuitBreakerRegistry) {
 		this.circuitBreakerRegistry = circuitBreakerRegistry;
 		return this;
 	}
 
-	/**
-	 * The registry the {@value DefaultTieredCacheManager#LOADER_GUARD_NAME} bulkheads are created in; by default a private one, bound to
-	 * the meter registry.
-	 */
+	/** Where the loader bulkheads are created; by default a private one, bound to the meter registry. */
 	public TieredCacheManagerBuilder bulkheadRegistry(BulkheadRegistry bulkheadRegistry) {
 		this.bulkheadRegistry = bulkheadRegistry;
 		return this;
@@ -304,15 +252,6 @@ public final class TieredCacheManagerBuilder {
 	/** The wall clock of invalidation send times and lag; by default UTC system time. */
 	public TieredCacheManagerBuilder clock(Clock clock) {
 		this.clock = clock;
-		return this;
-	}
-
-	/**
-	 * The mapper of values to JSON; by default one that ignores unknown properties. It decides the stored
-	 * format: change it only together with the key prefix.
-	 */
-	public TieredCacheManagerBuilder jsonMapper(JsonMapper jsonMapper) {
-		this.jsonMapper = jsonMapper;
 		return this;
 	}
 

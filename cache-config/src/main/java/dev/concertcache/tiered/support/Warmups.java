@@ -20,9 +20,9 @@ import dev.concertcache.tiered.redis.RedisTier;
 
 /**
  * The warm-ups of one manager, one open at a time, and the twins of its caches that the threads inside it use
- * (ADR 0202). The twins run over keys of their own ({@code <key-prefix>:warmup:<instance-id>:}) and meters nobody
- * scrapes; they share the Redis connection, both circuit breakers and the loader guard with the real caches, so a
- * warm-up runs exactly the code a real read runs.
+ * (ADR 0202). The twins run over keys of their own and meters nobody scrapes; they share the Redis connection,
+ * both circuit breakers and the loader guard with the real caches, so a warm-up runs exactly the code a real read
+ * runs.
  */
 final class Warmups {
 

@@ -1,6 +1,7 @@
 package dev.concertcache.tiered.support;
 
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -48,6 +49,16 @@ final class ManagerInternals {
 		return field(manager, "redis");
 	}
 
+	/** This instance's identity in invalidation messages. */
+	static String instanceId(DefaultTieredCacheManager manager) {
+		return field(manager, "instanceId");
+	}
+
+	/** How long ago the manager last heard every invalidation, {@code null} if it never has. */
+	static Duration invalidationSilence(DefaultTieredCacheManager manager) {
+		return gate(manager).silence();
+	}
+
 	static Clock clock(DefaultTieredCacheManager manager) {
 		return field(manager, "clock");
 	}
@@ -62,7 +73,7 @@ final class ManagerInternals {
 
 	/** The breaker around every Redis call. */
 	static CircuitBreaker circuitBreaker(DefaultTieredCacheManager manager) {
-		return redisTier(manager).breaker();
+		return (CircuitBreaker) ReflectionTestUtils.getField(redisTier(manager).calls(), "breaker");
 	}
 
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */

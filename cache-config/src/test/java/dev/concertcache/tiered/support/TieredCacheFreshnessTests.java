@@ -196,7 +196,7 @@ class TieredCacheFreshnessTests {
 
 		starting.manager.start();
 		await().atMost(Duration.ofSeconds(10))
-			.until(() -> Duration.ZERO.equals(starting.manager.getInvalidationSilence()));
+			.until(() -> Duration.ZERO.equals(ManagerInternals.invalidationSilence(starting.manager)));
 
 		assertThat(onStarting.get(1L, () -> Optional.of(NEW))).as("the eviction came before the listener's start")
 			.contains(NEW);

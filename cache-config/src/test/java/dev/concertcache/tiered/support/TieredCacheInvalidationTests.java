@@ -128,7 +128,7 @@ class TieredCacheInvalidationTests {
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
 		onB.get(2L, new CountingLoader().returning(new Item(2, "untouched")));
-		String listener = "tiered-cache-invalidations-" + b.manager.getInstanceId();
+		String listener = "tiered-cache-invalidations-" + ManagerInternals.instanceId(b.manager);
 		String id = clientId(a.redis, listener);
 		killClient(a.redis, id);
 		a.cache("items", Long.class, Item.class).evict(1L);
@@ -151,7 +151,7 @@ class TieredCacheInvalidationTests {
 		CacheUnderTest<Long, Item> onB = b.cache("items", Long.class, Item.class);
 		onB.get(1L, new CountingLoader().returning(OLD));
 		onB.get(2L, new CountingLoader().returning(new Item(2, "untouched")));
-		killClient(a.redis, clientId(a.redis, "tiered-cache-invalidations-" + b.manager.getInstanceId()));
+		killClient(a.redis, clientId(a.redis, "tiered-cache-invalidations-" + ManagerInternals.instanceId(b.manager)));
 		a.cache("items", Long.class, Item.class).evict(1L);
 		a.redis.opsForStream().trim(properties.getKeyPrefix() + ":invalidations", 0);
 		await().atMost(Duration.ofSeconds(5)).until(() -> !onB.isInL1(1L));
