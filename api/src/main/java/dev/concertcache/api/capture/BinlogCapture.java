@@ -86,7 +86,7 @@ class BinlogCapture implements SmartLifecycle {
 			Duration stalenessBound) {
 		this.properties = properties;
 		this.server = server;
-		this.leadership = new Leadership(redis, keyPrefix, properties.getLease().getTtl(), metrics, this::disconnect);
+		this.leadership = new Leadership(redis, keyPrefix, properties.lease().ttl(), metrics, this::disconnect);
 		this.tables = tables;
 		this.concertCaches = concertCaches;
 		this.cacheManager = cacheManager;
@@ -94,9 +94,9 @@ class BinlogCapture implements SmartLifecycle {
 		this.metrics = metrics;
 		this.serverId = serverId;
 		this.stalenessBound = stalenessBound;
-		this.landing = new Lander.Landing(StaleCaches.of(concertCaches, properties.getMaxKeysPerTransaction()),
-				cacheManager, metrics, clock, Ticker.systemTicker(), properties.getMaxKeysPerTransaction(),
-				properties.getRetryInterval(), properties.getMaxRetryInterval(), LandingThread.senders());
+		this.landing = new Lander.Landing(StaleCaches.of(concertCaches, properties.maxKeysPerTransaction()),
+				cacheManager, metrics, clock, Ticker.systemTicker(), properties.maxKeysPerTransaction(),
+				properties.retryInterval(), properties.maxRetryInterval(), LandingThread.senders());
 	}
 
 	/** Checks the server (before readiness), then reads or stands by in the background. */
@@ -109,7 +109,7 @@ class BinlogCapture implements SmartLifecycle {
 		if (!problems.isEmpty()) {
 			String message = "Change data capture cannot read the binary log of " + this.server.address() + ": "
 					+ String.join("; ", problems);
-			if (this.properties.getMode() == CaptureProperties.Mode.REQUIRED) {
+			if (this.properties.mode() == CaptureProperties.Mode.REQUIRED) {
 				throw new IllegalStateException(message + " (or set concert-cache.capture.mode=optional to start "
 						+ "without it)");
 			}
@@ -125,9 +125,9 @@ class BinlogCapture implements SmartLifecycle {
 		this.readerThread = DaemonThreads.named("binlog-capture").newThread(this::run);
 		this.readerThread.start();
 		this.leadership.start();
-		this.landings = new LandingThread(this::currentLander, this.properties.getRetryInterval());
+		this.landings = new LandingThread(this::currentLander, this.properties.retryInterval());
 		this.confirmer = new Confirmer(this.server.positionProbe(), Ticker.systemTicker());
-		this.confirmer.start(this::currentLander, this.properties.getProgress().getInterval());
+		this.confirmer.start(this::currentLander, this.properties.progress().interval());
 	}
 
 	/** The lander of the connection being read while this instance holds the lease, else {@code null}. */
@@ -153,7 +153,7 @@ class BinlogCapture implements SmartLifecycle {
 		disconnect();
 		if (this.readerThread != null) {
 			try {
-				this.readerThread.join(this.properties.getConnectTimeout().toMillis());
+				this.readerThread.join(this.properties.connectTimeout().toMillis());
 			}
 			catch (InterruptedException ex) {
 				Thread.currentThread().interrupt();
@@ -190,8 +190,8 @@ class BinlogCapture implements SmartLifecycle {
 
 	/** Reads while this instance holds the lease, stands by while another does, and backs off after failures. */
 	private void run() {
-		Backoff reconnects = new Backoff(this.properties.getReconnect().getInitialBackoff(),
-				this.properties.getReconnect().getMaxBackoff());
+		Backoff reconnects = new Backoff(this.properties.reconnect().initialBackoff(),
+				this.properties.reconnect().maxBackoff());
 		while (this.running) {
 			Duration wait;
 			try {
@@ -358,7 +358,7 @@ class BinlogCapture implements SmartLifecycle {
 			case STARTING, RETRYING, DISABLED -> Health.status(DEGRADED);
 		};
 		builder.withDetail("state", state.name().toLowerCase(Locale.ROOT))
-			.withDetail("mode", this.properties.getMode().name().toLowerCase(Locale.ROOT));
+			.withDetail("mode", this.properties.mode().name().toLowerCase(Locale.ROOT));
 		BinlogPosition position = this.lastPosition;
 		if (position != null) {
 			builder.withDetail("position", position.format());

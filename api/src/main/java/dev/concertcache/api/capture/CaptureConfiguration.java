@@ -47,19 +47,18 @@ class CaptureConfiguration {
 		String url = environment.getRequiredProperty("spring.datasource.url");
 		Matcher matcher = JDBC_URL.matcher(url);
 		boolean parsed = matcher.matches();
-		String host = (properties.getHost() != null) ? properties.getHost() : parsed ? matcher.group(1) : null;
+		String host = (properties.host() != null) ? properties.host() : parsed ? matcher.group(1) : null;
 		if (host == null) {
 			throw new IllegalStateException("Cannot derive the capture host from spring.datasource.url " + url
 					+ ": set concert-cache.capture.host and .port");
 		}
-		int port = (properties.getPort() != null) ? properties.getPort()
+		int port = (properties.port() != null) ? properties.port()
 				: (parsed && matcher.group(2) != null) ? Integer.parseInt(matcher.group(2)) : 3306;
-		String username = (properties.getUsername() != null) ? properties.getUsername()
+		String username = (properties.username() != null) ? properties.username()
 				: environment.getProperty("spring.datasource.username");
-		String password = (properties.getPassword() != null) ? properties.getPassword()
+		String password = (properties.password() != null) ? properties.password()
 				: environment.getProperty("spring.datasource.password");
-		return new BinlogServer(host, port, username, password, properties.getConnectTimeout(),
-				properties.getSslMode());
+		return new BinlogServer(host, port, username, password, properties.connectTimeout(), properties.sslMode());
 	}
 
 	/** The positions of this service's commits, for causal reads (ADR 0038). */
@@ -74,14 +73,14 @@ class CaptureConfiguration {
 			LoaderReachability loaderReachability, ObjectProvider<MeterRegistry> meterRegistry,
 			ObjectProvider<TieredCacheProperties> cacheProperties, Clock clock) {
 		Matcher matcher = JDBC_URL.matcher(environment.getRequiredProperty("spring.datasource.url"));
-		String schema = (properties.getTables().getSchema() != null) ? properties.getTables().getSchema()
+		String schema = (properties.tables().schema() != null) ? properties.tables().schema()
 				: matcher.matches() ? matcher.group(3) : "";
 		TieredCacheProperties caches = cacheProperties.getIfAvailable();
 		String keyPrefix = (caches != null && caches.keyPrefix() != null) ? caches.keyPrefix()
 				: TieredCacheManagerBuilder.DEFAULT_KEY_PREFIX;
-		long serverId = (properties.getServerId() != null) ? properties.getServerId() : randomServerId();
+		long serverId = (properties.serverId() != null) ? properties.serverId() : randomServerId();
 		return new BinlogCapture(properties, server, redis, keyPrefix,
-				new CapturedTables(server, schema, properties.getTables()), concertCaches, cacheManager.getObject(),
+				new CapturedTables(server, schema, properties.tables()), concertCaches, cacheManager.getObject(),
 				loaderReachability, new CaptureMetrics(meterRegistry.getIfAvailable(SimpleMeterRegistry::new)), clock,
 				serverId, stalenessBound(caches));
 	}
@@ -103,8 +102,8 @@ class CaptureConfiguration {
 			LoaderReachability loaderReachability) {
 		return (builder) -> {
 			builder.loaderReachability(loaderReachability);
-			if (properties.getMode() == CaptureProperties.Mode.REQUIRED) {
-				builder.changeFeedMaxLag(properties.getProgress().getMaxLag());
+			if (properties.mode() == CaptureProperties.Mode.REQUIRED) {
+				builder.changeFeedMaxLag(properties.progress().maxLag());
 			}
 		};
 	}

@@ -30,8 +30,8 @@ class CapturedTables {
 		this.server = server;
 		this.schema = schema;
 		this.names = names;
-		this.namePattern = Pattern.compile("(?<![\\w$])(" + Pattern.quote(names.getConcert()) + "|"
-				+ Pattern.quote(names.getSchedule()) + ")(?![\\w$])", Pattern.CASE_INSENSITIVE);
+		this.namePattern = Pattern.compile("(?<![\\w$])(" + Pattern.quote(names.concert()) + "|"
+				+ Pattern.quote(names.schedule()) + ")(?![\\w$])", Pattern.CASE_INSENSITIVE);
 	}
 
 	/** Records the table behind {@code map}'s id; looks up the key column of a captured table. */
@@ -41,13 +41,13 @@ class CapturedTables {
 		}
 		Table table = Table.IGNORED;
 		if (this.schema.equalsIgnoreCase(map.getDatabase())) {
-			if (this.names.getConcert().equalsIgnoreCase(map.getTable())) {
-				table = new Table(Kind.CONCERT, this.names.getConcert(), this.server.columnIndex(map.getDatabase(),
-						map.getTable(), this.names.getConcertId()));
+			if (this.names.concert().equalsIgnoreCase(map.getTable())) {
+				table = new Table(Kind.CONCERT, this.names.concert(), this.server.columnIndex(map.getDatabase(),
+						map.getTable(), this.names.concertId()));
 			}
-			else if (this.names.getSchedule().equalsIgnoreCase(map.getTable())) {
-				table = new Table(Kind.SCHEDULE, this.names.getSchedule(), this.server.columnIndex(map.getDatabase(),
-						map.getTable(), this.names.getScheduleConcertId()));
+			else if (this.names.schedule().equalsIgnoreCase(map.getTable())) {
+				table = new Table(Kind.SCHEDULE, this.names.schedule(), this.server.columnIndex(map.getDatabase(),
+						map.getTable(), this.names.scheduleConcertId()));
 			}
 		}
 		this.byId.put(map.getTableId(), table);

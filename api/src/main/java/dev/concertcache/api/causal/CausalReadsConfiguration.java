@@ -26,7 +26,7 @@ class CausalReadsConfiguration {
 	@Bean
 	FilterRegistrationBean<CausalReadFilter> causalReadFilter(CommitPositions positions, TieredCacheManager caches,
 			CaptureProperties properties, ObjectProvider<MeterRegistry> meters) {
-		Duration maxWait = properties.getProgress().getCausalReadWait();
+		Duration maxWait = properties.progress().causalReadWait();
 		CausalReadFilter filter = new CausalReadFilter(positions, caches, maxWait, maxWait.multipliedBy(10),
 				meters.getIfAvailable(SimpleMeterRegistry::new));
 		FilterRegistrationBean<CausalReadFilter> registration = new FilterRegistrationBean<>(filter);

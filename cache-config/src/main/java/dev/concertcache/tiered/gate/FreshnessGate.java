@@ -1,7 +1,9 @@
 package dev.concertcache.tiered.gate;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 
 import com.github.benmanes.caffeine.cache.Ticker;
 import org.jspecify.annotations.Nullable;
@@ -18,7 +20,14 @@ public final class FreshnessGate {
 	/** {@code null} when no change feed is followed: the tiers are then trusted as far as the stream allows. */
 	private final @Nullable InvalidationWatermark feedConfirmed;
 
-	private final ChangeFeedPosition feedPosition = new ChangeFeedPosition();
+	/** Private, so that no caller can hold it and stall the listener that moves {@link #feedHeard(String)}. */
+	private final Object feedLock = new Object();
+
+	/**
+	 * The newest position of the change feed (the database's binary log) heard confirmed, in the feed's own
+	 * notation: whoever waits says what covers what. Guarded by {@link #feedLock}.
+	 */
+	private @Nullable String feedPosition;
 
 	private final ServerConfirmation server = new ServerConfirmation();
 
@@ -103,9 +112,34 @@ public final class FreshnessGate {
 		}
 	}
 
-	/** The newest position the feed confirmed that this instance has heard; causal reads wait on it (ADR 0038). */
-	public ChangeFeedPosition feedPosition() {
-		return this.feedPosition;
+	/**
+	 * The feed confirmed {@code position}, read in order after every invalidation before it: both tiers of this
+	 * instance reflect the changes up to it (ADR 0038).
+	 */
+	public void feedHeard(String position) {
+		synchronized (this.feedLock) {
+			this.feedPosition = position;
+			this.feedLock.notifyAll();
+		}
+	}
+
+	/**
+	 * Waits until a position the feed confirmed satisfies {@code covers}, at most {@code timeout}: a causal read of
+	 * a write a client made elsewhere (ADR 0038).
+	 * @return whether one did
+	 */
+	public boolean awaitFeed(Predicate<String> covers, Duration timeout) throws InterruptedException {
+		long deadline = System.nanoTime() + timeout.toNanos();
+		synchronized (this.feedLock) {
+			while (this.feedPosition == null || !covers.test(this.feedPosition)) {
+				long left = deadline - System.nanoTime();
+				if (left <= 0) {
+					return false;
+				}
+				TimeUnit.NANOSECONDS.timedWait(this.feedLock, left);
+			}
+			return true;
+		}
 	}
 
 	/**

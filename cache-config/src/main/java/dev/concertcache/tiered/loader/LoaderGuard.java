@@ -151,10 +151,6 @@ public final class LoaderGuard {
 		return this.openWait;
 	}
 
-	public Bulkhead bulkhead() {
-		return this.bulkhead;
-	}
-
 	/** The breaker, or {@code null} if it is disabled. */
 	public @Nullable CircuitBreaker breaker() {
 		return this.breaker;

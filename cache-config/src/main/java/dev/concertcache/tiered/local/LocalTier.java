@@ -93,11 +93,6 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 		return false;
 	}
 
-	/** The completed entry of {@code key}, {@code null} if none (always in mode REDIS); for diagnostics. */
-	public @Nullable L1Entry<V> entry(String key) {
-		return null;
-	}
-
 	/**
 	 * Shares the outcome of another reader's load, waiting at most the lock time, as a reader on another instance
 	 * would: a load that hangs past it is not waited for, this reader loads on its own (without touching L1).
@@ -326,12 +321,6 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 			// Completed in place: if an invalidation removed the reservation meanwhile, the entry is not in L1.
 			reserved.complete(entry);
 			return this.l1.asMap().get(key) == reserved;
-		}
-
-		@Override
-		public @Nullable L1Entry<V> entry(String key) {
-			CompletableFuture<L1Entry<V>> future = this.l1.getIfPresent(key);
-			return (future != null && future.isDone() && !future.isCompletedExceptionally()) ? future.join() : null;
 		}
 
 	}

@@ -248,7 +248,7 @@ public final class InvalidationListener implements Runnable {
 	private void feedCaughtUp(String lag, @Nullable String position) {
 		if (position != null && !position.isEmpty()) {
 			// Read after every invalidation before it: this instance's tiers hold nothing older.
-			this.gate.feedPosition().heard(position);
+			this.gate.feedHeard(position);
 		}
 		long previous = this.previousRead;
 		if (previous == InvalidationWatermark.NEVER) {

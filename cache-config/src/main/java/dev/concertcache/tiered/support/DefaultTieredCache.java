@@ -177,18 +177,6 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		}
 	}
 
-	/** Whether L1 holds {@code key} as a fresh, completed entry (one a read would hit); for tests and diagnostics. */
-	boolean isInL1(K key) {
-		L1Entry<V> entry = this.local.entry(this.keys.encode(key));
-		return entry != null && entry.isFreshAt(this.ticker.read());
-	}
-
-	/** Whether L1 holds {@code key} past its fresh-until time, kept to be served stale; for tests and diagnostics. */
-	boolean isStaleInL1(K key) {
-		L1Entry<V> entry = this.local.entry(this.keys.encode(key));
-		return entry != null && !entry.isFreshAt(this.ticker.read());
-	}
-
 	/** The Redis key {@code key} is stored under now; for tests and diagnostics. */
 	String redisKey(K key) {
 		return this.redis.valueKey(this.keys.encode(key));

@@ -284,7 +284,7 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 
 	@Override
 	public boolean awaitChangeFeed(Predicate<String> covers, Duration timeout) throws InterruptedException {
-		return this.gate.feedPosition().await(covers, timeout);
+		return this.gate.awaitFeed(covers, timeout);
 	}
 
 	@Override

@@ -1,13 +1,25 @@
 package dev.concertcache.tiered.support;
 
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
+import com.github.benmanes.caffeine.cache.AsyncCache;
+import com.github.benmanes.caffeine.cache.Ticker;
+import org.jspecify.annotations.Nullable;
+
 import dev.concertcache.tiered.TieredCache;
+import dev.concertcache.tiered.format.CacheKeyEncoder;
+import dev.concertcache.tiered.local.L1Entry;
+import dev.concertcache.tiered.local.LocalTier;
+
+import org.springframework.test.util.ReflectionTestUtils;
+import org.springframework.util.ReflectionUtils;
 
 /**
  * A cache as the application gets it (evictions after commit, warm-up routing), with the diagnostics of the
- * {@link DefaultTieredCache} under it.
+ * {@link DefaultTieredCache} under it; what it holds in L1 is read from its fields, as {@link ManagerInternals} reads
+ * the manager's, so that the cache carries no accessor for tests.
  */
 final class CacheUnderTest<K, V> implements TieredCache<K, V> {
 
@@ -50,12 +62,16 @@ final class CacheUnderTest<K, V> implements TieredCache<K, V> {
 		this.cache.invalidateAll();
 	}
 
+	/** Whether L1 holds {@code key} as a fresh, completed entry (one a read would hit). */
 	boolean isInL1(K key) {
-		return this.core.isInL1(key);
+		L1Entry<V> entry = entryInL1(key);
+		return entry != null && entry.isFreshAt(now());
 	}
 
+	/** Whether L1 holds {@code key} past its fresh-until time, kept to be served stale. */
 	boolean isStaleInL1(K key) {
-		return this.core.isStaleInL1(key);
+		L1Entry<V> entry = entryInL1(key);
+		return entry != null && !entry.isFreshAt(now());
 	}
 
 	String redisKey(K key) {
@@ -68,6 +84,28 @@ final class CacheUnderTest<K, V> implements TieredCache<K, V> {
 
 	void onInvalidation(String key, long generation) {
 		this.core.evictions().onInvalidation(key, generation);
+	}
+
+	/** The completed entry of {@code key} in L1, {@code null} if none (always in mode REDIS, which has no L1). */
+	private @Nullable L1Entry<V> entryInL1(K key) {
+		LocalTier<V> local = field(this.core, "local");
+		if (ReflectionUtils.findField(local.getClass(), "l1") == null) {
+			return null;
+		}
+		AsyncCache<String, L1Entry<V>> l1 = field(local, "l1");
+		CacheKeyEncoder<K> keys = field(this.core, "keys");
+		CompletableFuture<L1Entry<V>> future = l1.getIfPresent(keys.encode(key));
+		return (future != null && future.isDone() && !future.isCompletedExceptionally()) ? future.join() : null;
+	}
+
+	private long now() {
+		Ticker ticker = field(this.core, "ticker");
+		return ticker.read();
+	}
+
+	@SuppressWarnings("unchecked")
+	private static <T> T field(Object target, String name) {
+		return (T) ReflectionTestUtils.getField(target, name);
 	}
 
 }

@@ -4,6 +4,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
 
+import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 
 import dev.concertcache.tiered.TieredCacheConfiguration;
@@ -79,6 +80,11 @@ final class ManagerInternals {
 	/** The loader guard of cache {@code name}, shared by its warm-up twin. */
 	static LoaderGuard loaderGuard(DefaultTieredCacheManager manager, String name) {
 		return factory(manager).loaderGuard(name);
+	}
+
+	/** The bulkhead of the loader guard of cache {@code name}. */
+	static Bulkhead loaderBulkhead(DefaultTieredCacheManager manager, String name) {
+		return (Bulkhead) ReflectionTestUtils.getField(loaderGuard(manager, name), "bulkhead");
 	}
 
 	/** The configuration of cache {@code name}: its own, else the defaults. */

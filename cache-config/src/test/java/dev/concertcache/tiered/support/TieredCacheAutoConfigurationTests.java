@@ -9,6 +9,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
+import io.github.resilience4j.bulkhead.Bulkhead;
 import io.github.resilience4j.bulkhead.BulkheadRegistry;
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
 import io.github.resilience4j.circuitbreaker.CircuitBreakerConfig;
@@ -32,7 +33,6 @@ import dev.concertcache.tiered.TieredCacheMode;
 import dev.concertcache.tiered.autoconfigure.TieredCacheAutoConfiguration;
 import dev.concertcache.tiered.autoconfigure.TieredCacheManagerCustomizer;
 import dev.concertcache.tiered.hotset.HotSetConfiguration;
-import dev.concertcache.tiered.loader.LoaderGuard;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -188,10 +188,11 @@ class TieredCacheAutoConfigurationTests {
 			.withPropertyValues("tiered-cache.mode=tiered", "tiered-cache.loader.bulkhead.max-concurrent-calls=4",
 					"tiered-cache.loader.bulkhead.max-wait=10ms", "tiered-cache.loader.circuit-breaker.enabled=false")
 			.run((context) -> {
-				LoaderGuard guard = ManagerInternals.loaderGuard(context.getBean(DefaultTieredCacheManager.class), "items");
-				assertThat(guard.bulkhead().getBulkheadConfig().getMaxConcurrentCalls()).isEqualTo(4);
-				assertThat(guard.bulkhead().getBulkheadConfig().getMaxWaitDuration()).isEqualTo(Duration.ofMillis(10));
-				assertThat(guard.breaker()).isNull();
+				DefaultTieredCacheManager manager = context.getBean(DefaultTieredCacheManager.class);
+				Bulkhead bulkhead = ManagerInternals.loaderBulkhead(manager, "items");
+				assertThat(bulkhead.getBulkheadConfig().getMaxConcurrentCalls()).isEqualTo(4);
+				assertThat(bulkhead.getBulkheadConfig().getMaxWaitDuration()).isEqualTo(Duration.ofMillis(10));
+				assertThat(ManagerInternals.loaderGuard(manager, "items").breaker()).isNull();
 			});
 	}
 
@@ -227,9 +228,9 @@ class TieredCacheAutoConfigurationTests {
 				assertThat(manager.getLoaderCircuitBreaker("items").orElseThrow().getState())
 					.as("the default window of 20 needs 10 calls")
 					.isEqualTo(CircuitBreaker.State.CLOSED);
-				assertThat(ManagerInternals.loaderGuard(manager, "concert").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+				assertThat(ManagerInternals.loaderBulkhead(manager, "concert").getBulkheadConfig().getMaxConcurrentCalls())
 					.isEqualTo(3);
-				assertThat(ManagerInternals.loaderGuard(manager, "items").bulkhead().getBulkheadConfig().getMaxConcurrentCalls())
+				assertThat(ManagerInternals.loaderBulkhead(manager, "items").getBulkheadConfig().getMaxConcurrentCalls())
 					.isEqualTo(16);
 			});
 	}

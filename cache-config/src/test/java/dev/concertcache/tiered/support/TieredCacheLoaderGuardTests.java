@@ -64,7 +64,7 @@ class TieredCacheLoaderGuardTests {
 			})));
 		}
 		assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
-		assertThat(ManagerInternals.loaderGuard(instance.manager, "items").bulkhead().getMetrics().getAvailableConcurrentCalls())
+		assertThat(ManagerInternals.loaderBulkhead(instance.manager, "items").getMetrics().getAvailableConcurrentCalls())
 			.isZero();
 
 		long before = System.nanoTime();
