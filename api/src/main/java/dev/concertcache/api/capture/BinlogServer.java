@@ -45,12 +45,7 @@ class BinlogServer {
 	/** The statement that reports the binary log's end on this server, once one has: each knows only one. */
 	private volatile @Nullable String statusStatement;
 
-	BinlogServer(String host, int port, String username, String password, Duration timeout) {
-		this(host, port, username, password, timeout, SslMode.DISABLE);
-	}
-
-	BinlogServer(String host, int port, String username, String password, Duration timeout,
-			SslMode sslMode) {
+	BinlogServer(String host, int port, String username, String password, Duration timeout, SslMode sslMode) {
 		this.host = host;
 		this.port = port;
 		this.username = username;

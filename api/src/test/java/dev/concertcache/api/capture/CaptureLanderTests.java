@@ -210,7 +210,7 @@ class CaptureLanderTests {
 	void aConfirmationCountsTheWaitForTheCheckpointLockALandingHolds() throws Exception {
 		MariaDbServer database = MariaDbServer.shared();
 		BinlogServer server = new BinlogServer("127.0.0.1", database.port(), MariaDbServer.USER,
-				MariaDbServer.PASSWORD, Duration.ofSeconds(5));
+				MariaDbServer.PASSWORD, Duration.ofSeconds(5), SslMode.DISABLE);
 		CountDownLatch parked = new CountDownLatch(1);
 		CountDownLatch release = new CountDownLatch(1);
 		AtomicReference<Duration> delivered = new AtomicReference<>();

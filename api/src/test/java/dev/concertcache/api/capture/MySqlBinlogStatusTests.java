@@ -49,7 +49,7 @@ class MySqlBinlogStatusTests {
 	@Test
 	void withoutGtidsTheServersPositionIsTheFileAndOffsetOfShowBinaryLogStatus() throws SQLException {
 		BinlogServer binlog = new BinlogServer("127.0.0.1", server.port(), DatabaseServer.USER,
-				DatabaseServer.PASSWORD, Duration.ofSeconds(5));
+				DatabaseServer.PASSWORD, Duration.ofSeconds(5), SslMode.DISABLE);
 		try (Connection connection = connect(); Statement statement = connection.createStatement()) {
 			statement.execute("CREATE TABLE IF NOT EXISTS status_probe (id INT PRIMARY KEY)");
 			statement.execute("REPLACE INTO status_probe VALUES (1)");

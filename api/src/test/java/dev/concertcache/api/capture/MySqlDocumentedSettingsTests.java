@@ -63,7 +63,7 @@ class MySqlDocumentedSettingsTests {
 	@Test
 	void theStartUpCheckFindsNothingMissingAndThePositionIsAGtidSet() throws SQLException {
 		BinlogServer binlog = new BinlogServer("127.0.0.1", server.port(), DatabaseServer.USER,
-				DatabaseServer.PASSWORD, Duration.ofSeconds(5));
+				DatabaseServer.PASSWORD, Duration.ofSeconds(5), SslMode.DISABLE);
 		assertThat(binlog.problems()).isEmpty();
 		assertThat(binlog.currentPosition().gtidSet()).matches("[0-9a-f-]{36}:1-\\d+");
 	}

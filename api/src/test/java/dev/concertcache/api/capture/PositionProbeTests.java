@@ -33,7 +33,7 @@ class PositionProbeTests {
 		server = new MariaDbServer();
 		server.start();
 		binlog = new BinlogServer("127.0.0.1", server.port(), DatabaseServer.USER, DatabaseServer.PASSWORD,
-				Duration.ofSeconds(5));
+				Duration.ofSeconds(5), SslMode.DISABLE);
 		execute("CREATE TABLE IF NOT EXISTS probed (id INT PRIMARY KEY)");
 	}
 

@@ -68,7 +68,10 @@ final class StreamConnection {
 					.connect(StringCodec.UTF8);
 				this.commands = standalone.sync();
 				connection = standalone;
-				name(standalone, this.commands);
+				// Named in CLIENT LIST through Lettuce's connection, which keeps the name for the handshake of each
+				// reconnect it makes by itself (a plain CLIENT SETNAME is gone after the first one). RedisClient's
+				// connect returns this type for standalone and Sentinel alike.
+				((StatefulRedisConnectionImpl<String, String>) standalone).setClientName(this.clientName);
 			}
 			connection.setTimeout(this.timeout);
 			this.primaryId = null;
@@ -127,19 +130,6 @@ final class StreamConnection {
 			throw new IllegalStateException("No node serves the slot of " + this.stream);
 		}
 		return node;
-	}
-
-	/**
-	 * Names the connection in {@code CLIENT LIST}. Through Lettuce's connection, which keeps the name for the
-	 * handshake of each reconnect it makes by itself; a plain {@code CLIENT SETNAME} is gone after the first one.
-	 */
-	private void name(StatefulRedisConnection<String, String> connection, RedisClusterCommands<String, String> commands) {
-		if (connection instanceof StatefulRedisConnectionImpl<String, String> lettuce) {
-			lettuce.setClientName(this.clientName);
-		}
-		else {
-			commands.clientSetname(this.clientName);
-		}
 	}
 
 }
