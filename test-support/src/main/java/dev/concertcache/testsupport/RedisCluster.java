@@ -22,7 +22,7 @@ public final class RedisCluster implements AutoCloseable {
 	 * How long a node may be unreachable before the others fail it over: short, so a failover takes a few
 	 * seconds in a test rather than Redis's default 15.
 	 */
-	public static final Duration NODE_TIMEOUT = Duration.ofMillis(2000);
+	public static final Duration NODE_TIMEOUT = Duration.ofMillis(1000);
 
 	private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
 
