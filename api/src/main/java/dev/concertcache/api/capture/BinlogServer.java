@@ -26,8 +26,13 @@ import org.jspecify.annotations.Nullable;
  */
 class BinlogServer {
 
-	/** MySQL 8.2 renamed {@code SHOW MASTER STATUS}, and 8.4 dropped the old name, which MariaDB still uses. */
-	private static final List<String> STATUS_STATEMENTS = List.of("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS");
+	/**
+	 * MySQL 8.2 renamed {@code SHOW MASTER STATUS}, and 8.4 dropped the old name, which MariaDB still uses: each
+	 * server's own name first, so that neither logs a syntax error at every start.
+	 */
+	private static final List<String> MYSQL_STATUS_STATEMENTS = List.of("SHOW BINARY LOG STATUS", "SHOW MASTER STATUS");
+
+	private static final List<String> MARIADB_STATUS_STATEMENTS = List.of("SHOW MASTER STATUS");
 
 	private final String host;
 
@@ -236,6 +241,9 @@ class BinlogServer {
 
 		private Connection connection;
 
+		/** Whether the connected server is MariaDB, which names its statements and GTIDs its own way. */
+		private boolean mariaDb;
+
 		/** The variable that holds the GTID position (MariaDB's, or MySQL's with GTIDs on); {@code null} for none. */
 		private @Nullable String gtidVariable;
 
@@ -288,7 +296,8 @@ class BinlogServer {
 			try (Statement statement = open().createStatement()) {
 				SQLException failure = null;
 				String known = BinlogServer.this.statusStatement;
-				for (String query : (known != null) ? List.of(known) : STATUS_STATEMENTS) {
+				for (String query : (known != null) ? List.of(known)
+						: this.mariaDb ? MARIADB_STATUS_STATEMENTS : MYSQL_STATUS_STATEMENTS) {
 					try (ResultSet rs = statement.executeQuery(query)) {
 						if (rs.next()) {
 							BinlogServer.this.statusStatement = query;
@@ -313,7 +322,8 @@ class BinlogServer {
 		private Connection open() throws SQLException {
 			if (this.connection == null) {
 				this.connection = connect();
-				this.gtidVariable = isMariaDb(this.connection) ? "gtid_binlog_pos"
+				this.mariaDb = isMariaDb(this.connection);
+				this.gtidVariable = this.mariaDb ? "gtid_binlog_pos"
 						: "ON".equalsIgnoreCase(variable(this.connection, "gtid_mode")) ? "gtid_executed" : null;
 			}
 			return this.connection;

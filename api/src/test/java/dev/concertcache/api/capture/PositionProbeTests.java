@@ -10,6 +10,10 @@ import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import dev.concertcache.testsupport.DatabaseServer;
 import dev.concertcache.testsupport.MariaDbServer;
@@ -20,6 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The server position the reader confirms against, read every progress interval (ADR 0039). A server of its own:
  * the test counts the statements it receives.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class PositionProbeTests {
 
 	private static final BinlogPosition GTID_KIND = BinlogPosition.gtid("any", "0-1-1");
@@ -64,6 +69,24 @@ class PositionProbeTests {
 			}
 			assertThat(showVariablesCount() - variablesShown).isEqualTo(1);
 		}
+	}
+
+	@Test
+	void aMariaDbServerIsAskedForItsBinaryLogsEndInItsOwnWordsWithoutASyntaxErrorFirst(CapturedOutput output)
+			throws SQLException {
+		try (BinlogServer.PositionProbe probe = new BinlogServer("127.0.0.1", server.port(), DatabaseServer.USER,
+				DatabaseServer.PASSWORD, Duration.ofSeconds(5), SslMode.DISABLE)
+			.positionProbe()) {
+			long shown = statusCount("COM_SHOW_BINLOG_STATUS");
+			probe.read(BinlogPosition.file("any", "any", 0));
+			assertThat(statusCount("COM_SHOW_BINLOG_STATUS") - shown).isEqualTo(1);
+		}
+		assertThat(output).doesNotContain("SQL syntax");
+	}
+
+	private static long statusCount(String variable) throws SQLException {
+		return Long.parseLong(query("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS "
+				+ "WHERE VARIABLE_NAME = '" + variable + "'"));
 	}
 
 	private static long showVariablesCount() throws SQLException {
