@@ -65,7 +65,7 @@ db_outage_start() {
     while sleep 1; do
       echo "# $(date +%s.%N)"
       curl -s --max-time 1 "http://127.0.0.1:$MGMT_PORT/actuator/prometheus" |
-        grep -E '^(http_server_requests_seconds_count\{|tiered_cache_(stale_served|loads_rejected)_total|tiered_cache_loads_seconds_count|resilience4j_circuitbreaker_state\{.*tiered-cache-loader|resilience4j_bulkhead_available|hikaricp_connections_(active|pending|idle)\{|tomcat_threads_busy)' ||
+        grep -E '^(http_server_requests_seconds_count\{|tiered_cache_(stale_served|loads_rejected)_total|tiered_cache_loads_seconds_count|resilience4j_circuitbreaker_state\{.*tiered-cache-loader|resilience4j_bulkhead_available|hikaricp_connections_(active|pending|idle)\{|jetty_threads_busy)' ||
         true
     done
   ) >"$dir/db-outage.samples" 2>/dev/null &

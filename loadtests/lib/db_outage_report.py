@@ -160,7 +160,7 @@ def main(directory):
                 )
                 active = total(scrape, "hikaricp_connections_active")
                 pending = total(scrape, "hikaricp_connections_pending")
-                busy = total(scrape, "tomcat_threads_busy_threads")
+                busy = total(scrape, "jetty_threads_busy")
                 mark = ""
                 if killed and previous[0] < killed <= epoch:
                     mark = "  <- killed"

@@ -38,7 +38,7 @@ DATASOURCE_UID = "${datasource}"
 # Metrics scraped from the API's management port and from redis_exporter: the selectors that must filter on the
 # dashboard's job, namespace and instance variables (k6's series, pushed by remote write, carry testid instead).
 SCRAPED_METRIC = re.compile(r"\b((?:tiered_cache|cache|concert_cache|resilience4j|http_server|jvm|hikaricp|lettuce|"
-                            r"tomcat|process|system|executor|redis)_[A-Za-z0-9_]*)(\{[^}]*\})?")
+                            r"jetty|process|system|executor|redis)_[A-Za-z0-9_]*)(\{[^}]*\})?")
 FILTERS = ("job", "namespace", "instance")
 DEFAULT_DIR = pathlib.Path(__file__).resolve().parent / "dashboards"
 

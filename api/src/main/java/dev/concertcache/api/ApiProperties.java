@@ -46,6 +46,9 @@ public class ApiProperties {
 	/** Default of {@code concert-cache.http.schedules-max-age}: revalidate every time. */
 	public static final Duration DEFAULT_SCHEDULES_MAX_AGE = Duration.ZERO;
 
+	/** Default of {@code concert-cache.http.accept-queue-size}. */
+	public static final int DEFAULT_ACCEPT_QUEUE_SIZE = 1000;
+
 	/**
 	 * Bearer token that write requests must present. Unset means every write is refused.
 	 */
@@ -137,6 +140,13 @@ public class ApiProperties {
 		 */
 		private Duration schedulesMaxAge = DEFAULT_SCHEDULES_MAX_AGE;
 
+		/**
+		 * Connections the kernel queues for the public port's acceptor (the listen backlog; Jetty's own default
+		 * leaves the JVM's 50): 1000 users opening connections in the same second fit even if the acceptor stalls
+		 * (GC). Linux caps it at {@code net.core.somaxconn} (4096).
+		 */
+		private int acceptQueueSize = DEFAULT_ACCEPT_QUEUE_SIZE;
+
 		public Duration getConcertMaxAge() {
 			return this.concertMaxAge;
 		}
@@ -159,6 +169,14 @@ public class ApiProperties {
 
 		public void setSchedulesMaxAge(Duration schedulesMaxAge) {
 			this.schedulesMaxAge = schedulesMaxAge;
+		}
+
+		public int getAcceptQueueSize() {
+			return this.acceptQueueSize;
+		}
+
+		public void setAcceptQueueSize(int acceptQueueSize) {
+			this.acceptQueueSize = acceptQueueSize;
 		}
 
 	}
@@ -188,7 +206,7 @@ public class ApiProperties {
 
 		/**
 		 * Warm-up requests in flight at a time. Unset: as many as the server has request threads
-		 * ({@code server.tomcat.threads.max}), so that the warm-up grows the thread pool as real traffic does and
+		 * ({@code server.jetty.threads.max}), so that the warm-up grows the thread pool as real traffic does and
 		 * that code is compiled before readiness too.
 		 */
 		private @Nullable Integer concurrency;

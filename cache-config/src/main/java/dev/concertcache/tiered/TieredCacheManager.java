@@ -81,6 +81,18 @@ public interface TieredCacheManager {
 	}
 
 	/**
+	 * Confines the calling thread's reads of this manager's caches to what this instance holds in memory until the
+	 * returned scope is closed: a read that would wait for Redis, a loader or another reader's load throws
+	 * {@link NotInMemoryException} instead, having waited for nothing and changed nothing. For a thread that must
+	 * not block, such as an HTTP server's selector: it answers what memory holds and hands the rest to a thread that
+	 * may wait.
+	 * @return the scope, or {@code null} where these caches keep no values in memory (every read would wait)
+	 */
+	default @Nullable InMemoryOnly inMemoryOnly() {
+		return null;
+	}
+
+	/**
 	 * Opens a warm-up whose reads never touch this manager's caches (see {@link TieredCacheWarmup}).
 	 * @throws IllegalStateException if one is open already
 	 */
@@ -95,6 +107,14 @@ public interface TieredCacheManager {
 	 */
 	default HotSetFill fillHotSet() {
 		return HotSetFill.NONE;
+	}
+
+	/** A thread's stay among the reads that never wait; see {@link #inMemoryOnly()}. */
+	interface InMemoryOnly extends AutoCloseable {
+
+		@Override
+		void close();
+
 	}
 
 	/** A thread's stay among the reads that go to the loaders; see {@link #readThrough()}. */

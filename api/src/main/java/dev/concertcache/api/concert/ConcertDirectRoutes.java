@@ -6,7 +6,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.concertcache.api.web.DirectRoute;
 
 /**
- * The concert list and detail as reads Tomcat's pipeline answers directly when cached (ADR 0205): the same
+ * The concert list and detail as reads Jetty answers directly when cached (ADR 0208): the same
  * templates, caches and reads as {@link ConcertController}'s GETs.
  */
 @Configuration(proxyBeanMethods = false)

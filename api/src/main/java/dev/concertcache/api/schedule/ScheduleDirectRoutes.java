@@ -6,7 +6,7 @@ import org.springframework.context.annotation.Configuration;
 import dev.concertcache.api.web.DirectRoute;
 
 /**
- * A concert's schedules as a read Tomcat's pipeline answers directly when cached (ADR 0205): the same template,
+ * A concert's schedules as a read Jetty answers directly when cached (ADR 0208): the same template,
  * cache and read as {@link ScheduleController#list}.
  */
 @Configuration(proxyBeanMethods = false)

@@ -23,7 +23,7 @@ import dev.concertcache.tiered.TieredCacheWarmup;
 /**
  * Runs the warm-up's own requests inside the cache warm-up, so that they never touch the real caches. They carry
  * a random token of this process in a header; other requests, and every request once the warm-up is over, pass
- * straight through (one volatile read). The same for the reads Tomcat's pipeline answers directly
+ * straight through (one volatile read). The same for the reads Jetty answers directly
  * ({@link DirectReadWarmup}).
  */
 @Component

@@ -26,7 +26,7 @@ import dev.concertcache.tiered.TieredCacheWarmup;
  * Before the instance reports ready, replays the read journey against itself over loopback HTTP for
  * {@code concert-cache.warmup.max-duration} at most: list pages, a concert's schedules, sometimes its detail or the next page,
  * now and then a 404 and a 400. By the time the first user arrives, the JIT has compiled the whole request path
- * (Tomcat, filters, Spring MVC, both cache tiers, JDBC, Jackson) instead of compiling it on the users' time. The
+ * (Jetty, filters, Spring MVC, both cache tiers, JDBC, Jackson) instead of compiling it on the users' time. The
  * requests run inside a {@link TieredCacheWarmup}, so the caches stay as cold as they were (ADR 0202). Spring Boot
  * reports ready once application runners return, so no load balancer or probe sends traffic meanwhile. At most
  * {@code concert-cache.warmup.max-rate} requests per second, so that an instance joining a fleet on shared cores
@@ -41,7 +41,7 @@ class WarmupRunner implements ApplicationRunner {
 
 	private static final Duration TIMEOUT = Duration.ofSeconds(5);
 
-	/** Tomcat's request threads when {@code server.tomcat.threads.max} is not set (Spring Boot's default). */
+	/** Jetty's threads when {@code server.jetty.threads.max} is not set (Spring Boot's default). */
 	private static final int DEFAULT_SERVER_THREADS = 200;
 
 	private final ApiProperties.Warmup settings;
@@ -134,7 +134,7 @@ class WarmupRunner implements ApplicationRunner {
 	private int concurrency() {
 		Integer configured = this.settings.getConcurrency();
 		int threads = (configured != null) ? configured
-				: this.environment.getProperty("server.tomcat.threads.max", Integer.class, DEFAULT_SERVER_THREADS);
+				: this.environment.getProperty("server.jetty.threads.max", Integer.class, DEFAULT_SERVER_THREADS);
 		return Math.max(1, threads);
 	}
 

@@ -8,6 +8,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.PreEncodedHttpField;
 
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.stereotype.Component;
@@ -58,7 +61,7 @@ class CachedJsonBodies {
 		this.serializations.increment();
 		byte[] json = this.mapper.writeValueAsBytes(value);
 		String etag = entityTag(json);
-		return new Body(json, etag, DirectResponseHeaders.Value.of(etag));
+		return new Body(json, etag, new PreEncodedHttpField(HttpHeader.ETAG, etag));
 	}
 
 	private static String entityTag(byte[] json) {
@@ -74,9 +77,9 @@ class CachedJsonBodies {
 
 	/**
 	 * A value's JSON and its strong entity tag (quoted): the same bytes always give the same tag, on every instance;
-	 * the tag also as the header value {@link DirectReadValve} writes.
+	 * the tag also as the header field {@link DirectReadHandler} writes, encoded once.
 	 */
-	record Body(byte[] json, String etag, DirectResponseHeaders.Value etagHeader) {
+	record Body(byte[] json, String etag, HttpField etagField) {
 	}
 
 }

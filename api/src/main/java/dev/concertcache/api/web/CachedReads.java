@@ -27,7 +27,7 @@ import dev.concertcache.tiered.TieredCache.Lookup;
 public class CachedReads {
 
 	/**
-	 * The request attribute under which {@link DirectReadValve} passes on a read that failed, so that the
+	 * The request attribute under which {@link DirectReadHandler} passes on a read that failed, so that the
 	 * controller throws it instead of reading again.
 	 */
 	static final String FAILURE = CachedReads.class.getName() + ".FAILURE";
@@ -47,7 +47,7 @@ public class CachedReads {
 	}
 
 	/**
-	 * The lookup {@code read} gives, or, if {@link DirectReadValve} already tried this request's read and it failed,
+	 * The lookup {@code read} gives, or, if {@link DirectReadHandler} already tried this request's read and it failed,
 	 * that failure: thrown again, so that a failing read is not repeated (and counted twice by the loader's circuit
 	 * breaker) and answers as it always did.
 	 */

@@ -3,7 +3,7 @@ package dev.concertcache.api.web;
 import dev.concertcache.tiered.TieredCacheWarmup;
 
 /**
- * Lets {@link DirectReadValve} run the warm-up's own requests inside the cache warm-up, as the warm-up's servlet
+ * Lets {@link DirectReadHandler} run the warm-up's own requests inside the cache warm-up, as the warm-up's servlet
  * filter does on the servlet path (ADR 0202), so that the warm-up also warms the JIT of the path real reads take.
  */
 public interface DirectReadWarmup {

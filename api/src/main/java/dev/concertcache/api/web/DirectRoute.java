@@ -3,7 +3,7 @@ package dev.concertcache.api.web;
 import dev.concertcache.tiered.TieredCache.Lookup;
 
 /**
- * A cached read that {@link DirectReadValve} answers before Spring MVC: the controller's path template (the same
+ * A cached read that {@link DirectReadHandler} answers before Spring MVC: the controller's path template (the same
  * string, so that the {@code uri} tag of {@code http.server.requests} is the same), the cache whose
  * {@code Cache-Control} the answer carries, and the read itself. A template has at most one variable, a
  * non-negative {@code long} (an id); a paged route takes no variable and the query parameters {@code cursor} and
@@ -18,9 +18,9 @@ public final class DirectRoute {
 
 	private final String cache;
 
-	private final char[] prefix;
+	private final String prefix;
 
-	private final char[] suffix;
+	private final String suffix;
 
 	private final boolean hasId;
 
@@ -37,8 +37,8 @@ public final class DirectRoute {
 		this.cache = cache;
 		int open = template.indexOf('{');
 		this.hasId = open >= 0;
-		this.prefix = template.substring(0, this.hasId ? open : template.length()).toCharArray();
-		this.suffix = this.hasId ? template.substring(template.indexOf('}') + 1).toCharArray() : new char[0];
+		this.prefix = template.substring(0, this.hasId ? open : template.length());
+		this.suffix = this.hasId ? template.substring(template.indexOf('}') + 1) : "";
 		this.paged = paged;
 		this.defaultSize = defaultSize;
 		this.maxSize = maxSize;
@@ -82,27 +82,25 @@ public final class DirectRoute {
 	}
 
 	/**
-	 * The id in {@code path[start, end)} (Tomcat's decoded, normalized path) if it is this route's path, {@code 0} for a route without one, or
-	 * {@link #NO_MATCH}. Only plain decimal ids without a leading zero match: any other spelling Spring MVC might
-	 * still convert is left to it.
+	 * The id in {@code path} (Jetty's decoded, normalized path) if it is this route's path, {@code 0} for a route
+	 * without one, or {@link #NO_MATCH}. Only plain decimal ids without a leading zero match: any other spelling Spring
+	 * MVC might still convert is left to it.
 	 */
-	long match(char[] path, int start, int end) {
-		int length = end - start;
+	long match(String path) {
 		if (!this.hasId) {
-			return (length == this.prefix.length && regionMatches(path, start, this.prefix)) ? 0 : NO_MATCH;
+			return path.equals(this.prefix) ? 0 : NO_MATCH;
 		}
-		int digits = length - this.prefix.length - this.suffix.length;
-		if (digits < 1 || digits > 18 || !regionMatches(path, start, this.prefix)
-				|| !regionMatches(path, end - this.suffix.length, this.suffix)) {
+		int digits = path.length() - this.prefix.length() - this.suffix.length();
+		if (digits < 1 || digits > 18 || !path.startsWith(this.prefix) || !path.endsWith(this.suffix)) {
 			return NO_MATCH;
 		}
-		int from = start + this.prefix.length;
-		if (path[from] == '0' && digits > 1) {
+		int from = this.prefix.length();
+		if (path.charAt(from) == '0' && digits > 1) {
 			return NO_MATCH;
 		}
 		long id = 0;
 		for (int i = from; i < from + digits; i++) {
-			int digit = path[i] - '0';
+			int digit = path.charAt(i) - '0';
 			if (digit < 0 || digit > 9) {
 				return NO_MATCH;
 			}
@@ -114,18 +112,6 @@ public final class DirectRoute {
 	/** The lookup of a matched request: {@code id} for a route by id, {@code cursor} (or null) and size if paged. */
 	Lookup<?> read(long id, String cursor, int size) {
 		return (this.paged != null) ? this.paged.read(cursor, size) : this.byId.read(id);
-	}
-
-	private static boolean regionMatches(char[] bytes, int offset, char[] expected) {
-		if (offset < 0 || offset + expected.length > bytes.length) {
-			return false;
-		}
-		for (int i = 0; i < expected.length; i++) {
-			if (bytes[offset + i] != expected[i]) {
-				return false;
-			}
-		}
-		return true;
 	}
 
 	/** The read of a route by id; throws as the controller's read does (not found, database unavailable). */

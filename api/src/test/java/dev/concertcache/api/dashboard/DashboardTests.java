@@ -6,11 +6,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandlers;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
+
+import org.springframework.http.MediaType;
 
 
 import dev.concertcache.api.ApiTestSupport;
@@ -34,7 +37,8 @@ class DashboardTests extends ApiTestSupport {
 	void pageIsServedOnTheManagementPort() throws Exception {
 		HttpResponse<String> page = fromManagementPort("/dashboard");
 		assertThat(page.statusCode()).isEqualTo(200);
-		assertThat(page.headers().firstValue("Content-Type")).hasValue("text/html;charset=UTF-8");
+		assertThat(MediaType.parseMediaType(page.headers().firstValue("Content-Type").orElseThrow()))
+			.isEqualTo(new MediaType(MediaType.TEXT_HTML, StandardCharsets.UTF_8));
 		assertThat(page.body()).contains("<script src=\"dashboard/dashboard.js\"")
 			.contains("<link rel=\"stylesheet\" href=\"dashboard/dashboard.css\">")
 			.contains("<meta name=\"metrics-path\" content=\"actuator/prometheus\">")

@@ -58,8 +58,8 @@ class WarmupTests extends ApiTestSupport {
 		// This JVM ran other tests before: its start is no bound here, except where a test says so.
 		registry.add("concert-cache.warmup.ready-within", () -> "365d");
 		// No warm-up concurrency: as many as the server's request threads.
-		registry.add("server.tomcat.threads.max", () -> "3");
-		registry.add("server.tomcat.threads.min-spare", () -> "1");
+		registry.add("server.jetty.threads.max", () -> "8");
+		registry.add("server.jetty.threads.min", () -> "2");
 	}
 
 	@BeforeEach
@@ -112,7 +112,7 @@ class WarmupTests extends ApiTestSupport {
 	void theWarmupKeepsAsManyRequestsInFlightAsTheServerHasRequestThreads() throws Exception {
 		this.warmup.run(null);
 
-		assertThat(this.warmup.result().concurrency()).isEqualTo(3);
+		assertThat(this.warmup.result().concurrency()).isEqualTo(8);
 	}
 
 	@Test

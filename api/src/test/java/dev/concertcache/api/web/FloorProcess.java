@@ -95,24 +95,30 @@ final class FloorProcess implements AutoCloseable {
 		return this.port;
 	}
 
+	/** The names of Tomcat's connector threads (its acceptor, poller and request threads), the floor's server. */
+	static final String TOMCAT_THREADS = "http-nio-";
+
+	/** The names of Jetty's pool threads (its acceptor, selector and request threads), the API's server. */
+	static final String JETTY_THREADS = "qtp";
+
 	/** Bytes allocated so far by the floor's request threads ({@link #requestThreadBytes}). */
 	long allocatedBytes() {
-		return requestThreadBytes(this.threads);
+		return requestThreadBytes(this.threads, TOMCAT_THREADS);
 	}
 
 	/**
-	 * Bytes allocated so far by the live threads of Tomcat's connector ({@code http-nio-*}, its acceptor, poller
-	 * and request threads) of the JVM {@code threads} describes: what serving requests costs, without the threads
-	 * that allocate by the second (the cache's lease renewals and stream reads, JMX itself), whose share of a
-	 * request grows as the machine slows.
+	 * Bytes allocated so far by the live threads whose names start with {@code serverThreads} (the HTTP server's)
+	 * in the JVM {@code threads} describes: what serving requests costs, without the threads that allocate by the
+	 * second (the cache's lease renewals and stream reads, JMX itself), whose share of a request grows as the
+	 * machine slows.
 	 */
-	static long requestThreadBytes(ThreadMXBean threads) {
+	static long requestThreadBytes(ThreadMXBean threads, String serverThreads) {
 		long[] ids = threads.getAllThreadIds();
 		ThreadInfo[] infos = threads.getThreadInfo(ids);
 		long[] bytes = threads.getThreadAllocatedBytes(ids);
 		long sum = 0;
 		for (int i = 0; i < ids.length; i++) {
-			if (infos[i] != null && infos[i].getThreadName().startsWith("http-nio-") && bytes[i] > 0) {
+			if (infos[i] != null && infos[i].getThreadName().startsWith(serverThreads) && bytes[i] > 0) {
 				sum += bytes[i];
 			}
 		}

@@ -62,6 +62,15 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 	/** Reads {@code key} (encoded), calling {@code loads} unless a value or another reader's load is here. */
 	public abstract Lookup<V> read(String key, Supplier<Optional<V>> loader, Loads<V> loads);
 
+	/**
+	 * What {@link #read} returns for {@code key} without waiting for anything (Redis, the loader, another reader's
+	 * load): a fresh value L1 may serve, or {@code null}. {@code loader} is only called on another thread, to refresh
+	 * the value ahead of its expiry. None in mode REDIS.
+	 */
+	public @Nullable Lookup<V> readInMemory(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
+		return null;
+	}
+
 	/** Drops {@code key}: a read that starts after this must not join a load that started before it. */
 	public abstract void invalidate(String key, String cause);
 
@@ -232,13 +241,9 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 					return (instead != null) ? instead.fromL1 : awaitLoad(found, key, loader, loads);
 				}
 				L1Entry<V> entry = found.join();
-				long now = this.ticker.read();
-				if (entry.isFreshAt(now) && this.gate.servesFromL1(this.cache, key, entry.readAt, entry.databaseReadAt)) {
-					this.metrics.l1Hit.increment();
-					if (entry.claimRefreshAt(now)) {
-						refreshAhead(key, found, entry, loader, loads);
-					}
-					return entry.fromL1;
+				Lookup<V> hit = hit(key, found, entry, loader, loads);
+				if (hit != null) {
+					return hit;
 				}
 				L1Entry<V> again = entry.stale ? loads.againWhileUnreachable(key, entry) : null;
 				if (again != null) {
@@ -253,6 +258,31 @@ public abstract sealed class LocalTier<V> permits LocalTier.InCaffeine, LocalTie
 					return load(key, loader, entry, mine, loads);
 				}
 			}
+		}
+
+		@Override
+		public @Nullable Lookup<V> readInMemory(String key, Supplier<Optional<V>> loader, Loads<V> loads) {
+			CompletableFuture<L1Entry<V>> found = this.l1.getIfPresent(key);
+			return (found != null && found.isDone() && !found.isCompletedExceptionally())
+					? hit(key, found, found.join(), loader, loads) : null;
+		}
+
+		/**
+		 * {@code found}'s entry if it is fresh and the gate lets L1 serve it, refreshed ahead when that is due; else
+		 * null.
+		 */
+		private @Nullable Lookup<V> hit(String key, CompletableFuture<L1Entry<V>> found, L1Entry<V> entry,
+				Supplier<Optional<V>> loader, Loads<V> loads) {
+			long now = this.ticker.read();
+			if (!entry.isFreshAt(now)
+					|| !this.gate.servesFromL1(this.cache, key, entry.readAt, entry.databaseReadAt)) {
+				return null;
+			}
+			this.metrics.l1Hit.increment();
+			if (entry.claimRefreshAt(now)) {
+				refreshAhead(key, found, entry, loader, loads);
+			}
+			return entry.fromL1;
 		}
 
 		/**

@@ -89,8 +89,13 @@ final class CacheFactory {
 
 	private final Warmups warmups;
 
-	/** Whether the current thread reads from the loaders (ADR 0038). */
-	private final ThreadLocal<Boolean> readingThrough = ThreadLocal.withInitial(() -> false);
+	/** Where the current thread's reads go, outside a warm-up. */
+	private final ThreadLocal<ThreadRoute> threadRoute = ThreadLocal.withInitial(() -> ThreadRoute.CACHES);
+
+	/** The scopes opened on the usual route end by going back to it; made once, as a selector opens one per read. */
+	private final TieredCacheManager.ReadThrough readThroughFromCaches = () -> this.threadRoute.set(ThreadRoute.CACHES);
+
+	private final TieredCacheManager.InMemoryOnly inMemoryFromCaches = () -> this.threadRoute.set(ThreadRoute.CACHES);
 
 	/** Runs L1 refresh-ahead reads ({@link LocalTier}); shut down with the manager when it made it. */
 	private final Executor refresher;
@@ -138,17 +143,29 @@ final class CacheFactory {
 	 * warm-up, its twins still.
 	 */
 	TieredCacheManager.ReadThrough readThrough() {
-		if (this.readingThrough.get()) {
-			return () -> {
-			};
-		}
-		this.readingThrough.set(true);
-		return this.readingThrough::remove;
+		ThreadRoute previous = routeThread(ThreadRoute.LOADERS);
+		return (previous == ThreadRoute.CACHES) ? this.readThroughFromCaches : () -> this.threadRoute.set(previous);
 	}
 
 	/**
-	 * A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up and to its loader on
-	 * the threads reading through.
+	 * Confines the calling thread's reads to what L1 holds until the returned scope is closed; inside a warm-up, its
+	 * twins still.
+	 */
+	TieredCacheManager.InMemoryOnly inMemoryOnly() {
+		ThreadRoute previous = routeThread(ThreadRoute.MEMORY);
+		return (previous == ThreadRoute.CACHES) ? this.inMemoryFromCaches : () -> this.threadRoute.set(previous);
+	}
+
+	/** Routes the calling thread's reads to {@code route}; returns the route it had. */
+	private ThreadRoute routeThread(ThreadRoute route) {
+		ThreadRoute previous = this.threadRoute.get();
+		this.threadRoute.set(route);
+		return previous;
+	}
+
+	/**
+	 * A cache, evicting after commit, routed to its warm-up twin on the threads inside a warm-up, to its loader on the
+	 * threads reading through and to its L1 alone on the threads that must not wait.
 	 */
 	<K, V> Registered<K, V> register(String name, Class<K> keyType, Class<V> valueType) {
 		DefaultTieredCache<K, V> core = newCache(name, keyType, valueType, this.redis, this.metrics);
@@ -158,10 +175,32 @@ final class CacheFactory {
 				metrics) -> new TransactionAwareTieredCacheDecorator<>(newCache(name, keyType, valueType, redis, metrics),
 						metrics.forCache(name));
 		TieredCache<K, V> loaderOnly = new LoaderOnlyTieredCache<>(afterCommit, loaderGuard(name));
+		TieredCache<K, V> inMemory = new InMemoryTieredCache<>(core, afterCommit);
 		return new Registered<>(core, new ThreadRoutedTieredCache<>(afterCommit, () -> {
 			TieredCache<K, V> twin = this.warmups.twin(name, twins);
-			return (twin == null && this.readingThrough.get()) ? loaderOnly : twin;
+			if (twin != null) {
+				return twin;
+			}
+			return switch (this.threadRoute.get()) {
+				case CACHES -> null;
+				case LOADERS -> loaderOnly;
+				case MEMORY -> inMemory;
+			};
 		}));
+	}
+
+	/** Where a thread's reads go, outside a warm-up. */
+	private enum ThreadRoute {
+
+		/** Through the tiers to the loader. */
+		CACHES,
+
+		/** To the loader alone (ADR 0038). */
+		LOADERS,
+
+		/** To L1 alone, never waiting. */
+		MEMORY
+
 	}
 
 	/** A real cache, or a warm-up's twin (over its own keys and meters). */

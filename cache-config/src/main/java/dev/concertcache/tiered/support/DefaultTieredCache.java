@@ -143,6 +143,11 @@ final class DefaultTieredCache<K, V> implements TieredCache<K, V>, HotSetMember 
 		return lookup;
 	}
 
+	/** {@link #lookup}'s value if it is in this instance's memory; null if the lookup would have to wait for it. */
+	@Nullable Lookup<V> lookupInMemory(K key, Supplier<Optional<V>> loader) {
+		return this.local.readInMemory(this.keys.encode(key), loader, this.loads);
+	}
+
 	/** Evicts now (the decorator defers it to after the commit); queued if Redis is down. */
 	@Override
 	public void evict(K key) {

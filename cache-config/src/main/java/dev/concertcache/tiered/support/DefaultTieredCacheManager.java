@@ -293,6 +293,11 @@ public final class DefaultTieredCacheManager implements TieredCacheManager, Smar
 	}
 
 	@Override
+	public @Nullable InMemoryOnly inMemoryOnly() {
+		return (this.mode == TieredCacheMode.TIERED) ? this.factory.inMemoryOnly() : null;
+	}
+
+	@Override
 	public @Nullable String changeFeedCheckpoint() {
 		return onTheFeedsNode(this.stream::changeFeedCheckpoint);
 	}

@@ -29,15 +29,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@link DirectReadValve} over real HTTP: which requests it answers before the servlet filters (a filter here
+ * {@link DirectReadHandler} over real HTTP: which requests it answers before the servlet filters (a filter here
  * counts what reaches them), that its answer is Spring MVC's answer for the same request (status, caching headers,
  * content type, body), and that both count in the same {@code http.server.requests} series.
  */
 @ActiveProfiles("cache")
-@Import(DirectReadValveTests.CountingFilter.class)
-class DirectReadValveTests extends CachedApiTestSupport {
+@Import(DirectReadHandlerTests.CountingFilter.class)
+class DirectReadHandlerTests extends CachedApiTestSupport {
 
-	/** An Accept Spring MVC answers with JSON but the valve leaves to it. */
+	/** An Accept Spring MVC answers with JSON but the handler leaves to it. */
 	private static final String ACCEPT_VIA_MVC = "application/json, */*;q=0.5";
 
 	private static final List<String> READS = List.of("/api/concerts?size=10", "/api/concerts/3",
@@ -93,7 +93,7 @@ class DirectReadValveTests extends CachedApiTestSupport {
 			assertThat(this.filtered.get()).as(path).isEqualTo(before + 1);
 		}
 		for (String[] header : List.of(new String[] { "Cookie", "a=b" },
-				new String[] { DirectReadValve.COMMIT_POSITION, "x" }, new String[] { "Accept", "text/html" })) {
+				new String[] { DirectReadHandler.COMMIT_POSITION, "x" }, new String[] { "Accept", "text/html" })) {
 			int before = this.filtered.get();
 			send(request("/api/concerts/3").header(header[0], header[1]).GET().build());
 			assertThat(this.filtered.get()).as(header[0]).isEqualTo(before + 1);
@@ -114,19 +114,6 @@ class DirectReadValveTests extends CachedApiTestSupport {
 		Response missing = get("/api/concerts/99999/schedules");
 		assertThat(missing.status()).isEqualTo(404);
 		assertThat(missing.contentType()).isEqualTo("application/problem+json");
-	}
-
-	@Test
-	void aStaleAnswersLongHeaderValueIsNotSharedWithTomcatsHeaderSlots() {
-		// Cache-Status of a stale answer is 47 bytes: given to Tomcat as text, so that a later Content-Length
-		// written into a recycled header slot cannot overwrite a shared array (DirectResponseHeaders).
-		assertThat(DirectResponseHeaders.Value.of(CacheStatus.STALE).text()).hasSizeGreaterThan(
-				DirectResponseHeaders.MAX_SHARED_VALUE);
-		for (int i = 0; i < 50; i++) {
-			assertThat(get("/api/concerts/" + (1 + i % 10)).header("Cache-Status")).startsWith("concert-cache; ");
-			assertThat(get("/api/concerts/" + (1 + i % 10) + "?x").header("Content-Length")).isNotNull();
-		}
-		assertThat(get("/api/concerts/4").header("Cache-Status")).isEqualTo("concert-cache; hit; detail=l1");
 	}
 
 	private Timer timer() {
