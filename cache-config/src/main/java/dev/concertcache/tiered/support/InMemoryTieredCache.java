@@ -9,26 +9,18 @@ import dev.concertcache.tiered.TieredCache;
 /**
  * Reads what this instance's memory holds and waits for nothing: a read that would need Redis, the loader or another
  * reader's load throws {@link NotInMemoryException}. The route of a thread inside
- * {@link dev.concertcache.tiered.TieredCacheManager#inMemoryOnly()}. Evictions and invalidations go to the cache
- * itself.
+ * {@link dev.concertcache.tiered.TieredCacheManager#inMemoryOnly()}.
  *
  * @param <K> the key type
  * @param <V> the value type
  */
-final class InMemoryTieredCache<K, V> implements TieredCache<K, V> {
+final class InMemoryTieredCache<K, V> extends ReadRoute<K, V> {
 
 	private final DefaultTieredCache<K, V> core;
 
-	private final TieredCache<K, V> target;
-
 	InMemoryTieredCache(DefaultTieredCache<K, V> core, TieredCache<K, V> target) {
+		super(target);
 		this.core = core;
-		this.target = target;
-	}
-
-	@Override
-	public String name() {
-		return this.target.name();
 	}
 
 	@Override
@@ -38,26 +30,6 @@ final class InMemoryTieredCache<K, V> implements TieredCache<K, V> {
 			throw NotInMemoryException.INSTANCE;
 		}
 		return lookup;
-	}
-
-	@Override
-	public void evict(K key) {
-		this.target.evict(key);
-	}
-
-	@Override
-	public void evictAll() {
-		this.target.evictAll();
-	}
-
-	@Override
-	public void invalidate(K key) {
-		this.target.invalidate(key);
-	}
-
-	@Override
-	public void invalidateAll() {
-		this.target.invalidateAll();
 	}
 
 }
