@@ -175,7 +175,7 @@ NGINX
     # Round robin: each instance gets a third of the requests, so per-instance hit ratios compare.
 $servers
     # Idle connections to the instances kept open per worker (seed 001: 32); at 1000 journeys/s a few dozen
-    # requests are in flight at once. Closed by nginx before Tomcat's keep-alive timeout could close them
+    # requests are in flight at once. Closed by nginx before Jetty's idle timeout (30 s) could close them
     # under a request being sent.
     keepalive 64;
     keepalive_timeout 15s;
