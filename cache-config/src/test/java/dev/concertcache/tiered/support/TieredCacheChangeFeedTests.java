@@ -25,8 +25,10 @@ import org.springframework.jdbc.CannotGetJdbcConnectionException;
 import dev.concertcache.testsupport.CommandTrap.Sent;
 import dev.concertcache.testsupport.RedisServer;
 import dev.concertcache.tiered.InvalidationFailedException;
+import dev.concertcache.tiered.NotInMemoryException;
 import dev.concertcache.tiered.TieredCache.Lookup;
 import dev.concertcache.tiered.TieredCache.Source;
+import dev.concertcache.tiered.TieredCacheManager;
 import dev.concertcache.tiered.format.JsonValueCodec;
 import dev.concertcache.tiered.loader.LoadRejectedException;
 import dev.concertcache.tiered.log.InvalidationStream;
@@ -92,6 +94,24 @@ class TieredCacheChangeFeedTests {
 		assertThat(onLoader.get(1L, () -> Optional.of(NEW))).as("past max-lag: past L1").contains(NEW);
 		assertThat(onReader.get(1L, () -> Optional.of(NEW))).as("past max-lag: past L1 and Redis").contains(NEW);
 		assertThat(readItFromRedis.count("tiered.cache.feed.behind.reads", "cache", "items")).isEqualTo(1);
+	}
+
+	@Test
+	void aValueTheStalledFeedRefusesIsNotAnsweredFromMemoryOnAThreadThatMustNotWait() {
+		CacheInstance instance = instance(following(CacheInstance.properties()));
+		confirm(instance, Duration.ZERO);
+		CacheUnderTest<Long, Item> cache = instance.cache("items", Long.class, Item.class);
+		assertThat(cache.get(1L, () -> Optional.of(OLD))).contains(OLD);
+		try (TieredCacheManager.InMemoryOnly scope = instance.manager.inMemoryOnly()) {
+			assertThat(cache.lookup(1L, () -> Optional.of(NEW)).value()).as("within max-lag").contains(OLD);
+		}
+
+		elapse(instance, MAX_LAG.plusMillis(1));
+
+		try (TieredCacheManager.InMemoryOnly scope = instance.manager.inMemoryOnly()) {
+			assertThatExceptionOfType(NotInMemoryException.class).as("past max-lag")
+				.isThrownBy(() -> cache.lookup(1L, () -> Optional.of(NEW)));
+		}
 	}
 
 	@Test
