@@ -85,28 +85,22 @@ final class DirectReadHandler extends Handler.Wrapper {
 		if (read == null) {
 			return dispatch(request, response, callback, () -> next(request, response, callback));
 		}
-		HttpFields headers = request.getHeaders();
-		String warmupToken = headers.get(DirectReadWarmup.HEADER);
+		String warmupToken = request.getHeaders().get(DirectReadWarmup.HEADER);
 		TieredCacheManager.InMemoryOnly inMemory = (warmupToken == null) ? routes.caches.inMemoryOnly() : null;
 		if (inMemory == null) {
-			return dispatch(request, response, callback, () -> serveOrPass(routes, read, warmupToken, request, response, callback));
+			return dispatch(request, response, callback,
+					() -> serveOrPass(routes, read, warmupToken, request, response, callback));
 		}
-		long start = System.nanoTime();
-		Lookup<?> lookup;
 		try (inMemory) {
-			lookup = read.route.read(read.id, read.cursor, read.size);
+			if (readAndAnswer(routes, read, request, response, callback)) {
+				return true;
+			}
 		}
 		catch (NotInMemoryException ex) {
-			return dispatch(request, response, callback, () -> serveOrPass(routes, read, null, request, response, callback));
+			return dispatch(request, response, callback,
+					() -> serveOrPass(routes, read, null, request, response, callback));
 		}
-		catch (RuntimeException ex) {
-			request.setAttribute(CachedReads.FAILURE, ex);
-			return dispatch(request, response, callback, () -> next(request, response, callback));
-		}
-		if (!answer(routes, read, lookup, start, response, callback)) {
-			return dispatch(request, response, callback, () -> next(request, response, callback));
-		}
-		return true;
+		return dispatch(request, response, callback, () -> next(request, response, callback));
 	}
 
 	/**
@@ -123,23 +117,39 @@ final class DirectReadHandler extends Handler.Wrapper {
 				return;
 			}
 		}
-		long start = System.nanoTime();
-		Lookup<?> lookup;
+		boolean answered;
 		try {
-			lookup = read.route.read(read.id, read.cursor, read.size);
-		}
-		catch (RuntimeException ex) {
-			request.setAttribute(CachedReads.FAILURE, ex);
-			lookup = null;
+			answered = readAndAnswer(routes, read, request, response, callback);
 		}
 		finally {
 			if (scope != null) {
 				scope.close();
 			}
 		}
-		if (lookup == null || !answer(routes, read, lookup, start, response, callback)) {
+		if (!answered) {
 			next(request, response, callback);
 		}
+	}
+
+	/**
+	 * Reads as the controller does and answers; false to leave the request to the servlet, with a failed read's
+	 * exception ({@link CachedReads#FAILURE}). A {@link NotInMemoryException} goes to the caller.
+	 */
+	private static boolean readAndAnswer(Routes routes, Read read, Request request, Response response,
+			Callback callback) {
+		long start = System.nanoTime();
+		Lookup<?> lookup;
+		try {
+			lookup = read.route.read(read.id, read.cursor, read.size);
+		}
+		catch (NotInMemoryException ex) {
+			throw ex;
+		}
+		catch (RuntimeException ex) {
+			request.setAttribute(CachedReads.FAILURE, ex);
+			return false;
+		}
+		return answer(routes, read, lookup, start, response, callback);
 	}
 
 	/** Writes {@code lookup}'s value as the response, or returns false (no value) to leave it to the servlet. */
