@@ -198,7 +198,7 @@ class MaxClientsReproductionTests {
 			assertThat(sequential.failures()).hasSize(50)
 				.allSatisfy(MaxClientsReproductionTests::isARefusalNotATimeout);
 			assertThat(sequential.failuresWithRootCauseContaining(MAX_CLIENTS_ERROR)).isPositive();
-			// The request threads of one instance (server.tomcat.threads.max) at once. Spring Data Redis serializes
+			// The request threads of one instance (server.jetty.threads.max) at once. Spring Data Redis serializes
 			// attempts to open the shared connection under a lock, so a thread may wait for the attempts queued
 			// before it (about 64 x 2-4 ms); none waits for a command timeout. The circuit breaker of the cache
 			// (ADR 0014) is what removes this wait.
