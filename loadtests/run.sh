@@ -143,11 +143,11 @@ ensure_jar() {
   [[ -f $JAR ]] || die "the build did not produce $JAR"
 }
 
-# ensure_aot_cache: the jar extracted and its AOT cache, as api/Dockerfile makes them (the same training run), made
-# again when the jar is newer; the API then runs on Temurin 25 from them.
+# ensure_aot_cache: the jar extracted and its AOT cache, as api/Dockerfile makes them (the same training run and JVM
+# options), made again when the jar or api/jvm.options is newer; the API then runs on Temurin 25 from them.
 ensure_aot_cache() {
   local dir=$ROOT/api/target/aot
-  if [[ ! -f $dir/api.aot || $dir/api.aot -ot $JAR ]]; then
+  if [[ ! -f $dir/api.aot || $dir/api.aot -ot $JAR || $dir/api.aot -ot $ROOT/api/jvm.options ]]; then
     step "extracting $JAR and training its AOT cache (Temurin 25) into $dir"
     rm -rf "$dir"
     "$JDK25_HOME/bin/java" -Djarmode=tools -jar "$JAR" extract --destination "$dir" >/dev/null
@@ -160,7 +160,9 @@ ensure_aot_cache() {
   # The API's JVM only: the floor keeps its own (ADR 0203).
   API_JAVA=$JDK25_HOME/bin/java
   JAR=$dir/api.jar
-  API_JAVA_OPTS="-XX:AOTCache=$dir/api.aot ${API_JAVA_OPTS:-}"
+  # AOTMode=on: a JVM that refuses the cache (another collector in API_JAVA_OPTS, say: ADR 0209) fails to start
+  # rather than being measured without it.
+  API_JAVA_OPTS="-XX:AOTCache=$dir/api.aot -XX:AOTMode=on ${API_JAVA_OPTS:-}"
 }
 
 # The floor's jar, rebuilt when older than its sources (FLOOR_JAR from outside is used as it is).

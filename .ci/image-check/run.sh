@@ -3,9 +3,11 @@
 # vfs storage driver and chroot isolation (works as root, no daemon), then buildah run with the host's network
 # against a private Redis and MariaDB on loopback (scripts/services.sh). Passes when the image
 #   - builds (every module the parent pom lists is in the build: a missing one fails here),
-#   - runs as a non-root uid, exits on OutOfMemoryError and starts from its AOT cache (its entrypoint says so), has
-#     the jar in layers,
+#   - runs as a non-root uid, exits on OutOfMemoryError and names its AOT cache (its entrypoint says so), has the
+#     jar in layers,
 #   - fills the database as compose's `seed` does (SPRING_PROFILES_ACTIVE=generate, same image),
+#   - starts from that AOT cache (the API's JVM runs with -XX:AOTMode=on: one that refuses the cache, trained with
+#     other JVM options than the entrypoint's, exits),
 #   - becomes ready on the management port, its own JIT warm-up included (it prints how long that took from the
 #     start of the container's JVM: the target is 25 s, ADR 0202), and serves /api/concerts with Cache-Status, a hit
 #     the second time,
@@ -140,6 +142,8 @@ run_env=("${datasource_env[@]}" --env SPRING_DATA_REDIS_HOST=127.0.0.1 --env "SP
   --env "SERVER_PORT=$api_port" --env "MANAGEMENT_SERVER_PORT=$management_port"
   --env "CONCERT_CACHE_ADMIN_TOKEN=$admin_token" --env "CONCERT_CACHE_CURSOR_SECRET=image-check-$$")
 [[ -z ${IMAGE_CHECK_WARMUP:-} ]] || run_env+=(--env "CONCERT_CACHE_WARMUP_MAX_DURATION=$IMAGE_CHECK_WARMUP")
+# A JVM that cannot use the AOT cache (trained with other options than the entrypoint's) exits at once.
+run_env+=(--env JAVA_TOOL_OPTIONS=-XX:AOTMode=on)
 api_started=$SECONDS
 run_image api "$work/api.log"
 api_pid=$run_pid
