@@ -3,8 +3,8 @@
 # vfs storage driver and chroot isolation (works as root, no daemon), then buildah run with the host's network
 # against a private Redis and MariaDB on loopback (scripts/services.sh). Passes when the image
 #   - builds (every module the parent pom lists is in the build: a missing one fails here),
-#   - runs as a non-root uid, exits on OutOfMemoryError and names its AOT cache (its entrypoint says so), has the
-#     jar in layers,
+#   - runs as a non-root uid, exits on OutOfMemoryError, names its AOT cache and starts with half the container's
+#     memory as heap (its entrypoint says so), has the jar in layers,
 #   - fills the database as compose's `seed` does (SPRING_PROFILES_ACTIVE=generate, same image),
 #   - starts from that AOT cache (the API's JVM runs with -XX:AOTMode=on: one that refuses the cache, trained with
 #     other JVM options than the entrypoint's, exits),
@@ -94,6 +94,8 @@ user="$(config 'c.get("User", "")')"
 entrypoint="$(config 'json.dumps(c.get("Entrypoint") or [])')"
 [[ $entrypoint == *'"@/app/jvm.options"'* ]] || fail "the entrypoint $entrypoint does not read the service's JVM options"
 [[ $entrypoint == *'-XX:AOTCache='* ]] || fail "the entrypoint $entrypoint starts without an AOT cache"
+[[ $entrypoint == *'-XX:InitialRAMPercentage='* ]] ||
+  fail "the entrypoint $entrypoint starts with G1's small default heap (ADR 0209)"
 # The base's, the user's, and one per layer of the jar (dependencies, loader, snapshots, application).
 layers="$(config 'len(rootfs["diff_ids"])')"
 ((layers >= 6)) || fail "$layers layers: the jar is not split into its layers"
